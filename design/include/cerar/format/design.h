@@ -1,0 +1,96 @@
+#pragma once
+// The Design value type: N, c, one encoder E_i (L x c) and one decoder D_i (c x c) per rank,
+// how it was made, and the figures that describe it (PROTOCOL.md §4-§5).
+//
+// A Design is immutable and always valid: the only way to obtain one is Design::Create (or
+// loading a file), which checks every rule of the contract and throws DesignError otherwise.
+// Copies are cheap (shared immutable state).
+#include <Eigen/Core>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerar {
+
+using MatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Figures of PROTOCOL.md §5. All "max over ranks" values come with their per-rank breakdown.
+struct Figures {
+  double err_op = 0;     // max_j ||[Delta_ij]_{i!=j}||_2
+  double err_rms = 0;    // max_j ||[Delta_ij]_{i!=j}||_F / sqrt(N c)
+  double kappa_dec = 0;  // max_j kappa_2(D_j)
+  double kappa_enc = 0;  // max_i kappa_2(E_i)
+  std::vector<double> err_op_per_rank, err_rms_per_rank;
+  std::vector<double> kappa_dec_per_rank, kappa_enc_per_rank;
+  // Arithmetic the figures were computed in: "float64" or "mp50" (50 significant digits).
+  std::string precision = "float64";
+  // Predicted relative error of a run in a given arithmetic ("float32", "float64"):
+  // approximation error plus rounding amplified by conditioning (docs/error-model.md).
+  // Empty when not computed.
+  std::map<std::string, double> predicted_error;
+};
+
+// How a design was made: construction name ("eps", "vandermonde", "optimized", "random",
+// "custom"), its parameters (eps, kappa_max, seed, optimiser settings, start point, ...).
+struct Provenance {
+  std::string construction = "custom";
+  bool shift_invariant = false;
+  nlohmann::json parameters = nlohmann::json::object();
+};
+
+// Everything a Design holds, as a plain mutable aggregate for building one.
+struct DesignParts {
+  int N = 0;
+  int c = 0;
+  std::vector<MatrixXd> encoders;  // N matrices, each L x c
+  std::vector<MatrixXd> decoders;  // N matrices, each c x c
+  Provenance provenance;
+  std::optional<Figures> figures;        // of the matrices as stored
+  std::optional<Figures> exact_figures;  // of the exact (unrounded) construction, when they differ
+  std::vector<std::string> notes;        // e.g. "rounding to float64 moves err_op by 3e-5"
+};
+
+class Design {
+ public:
+  // Validates every rule (N >= 2, c >= 1, N encoders of L = c + N - 2 rows and c columns, N
+  // decoders c x c, all values finite, figures consistent in size) and returns an immutable
+  // Design. `source` names the origin in messages ("design file foo.json", "eps construction").
+  static Design Create(DesignParts parts, const std::string& source = "design");
+
+  int N() const { return parts_->N; }
+  int c() const { return parts_->c; }
+  int L() const { return parts_->c + parts_->N - 2; }
+  const MatrixXd& encoder(int rank) const;  // E_i, L x c
+  const MatrixXd& decoder(int rank) const;  // D_i, c x c
+  const std::vector<MatrixXd>& encoders() const { return parts_->encoders; }
+  const std::vector<MatrixXd>& decoders() const { return parts_->decoders; }
+  const Provenance& provenance() const { return parts_->provenance; }
+  const std::optional<Figures>& figures() const { return parts_->figures; }
+  const std::optional<Figures>& exact_figures() const { return parts_->exact_figures; }
+  const std::vector<std::string>& notes() const { return parts_->notes; }
+  const DesignParts& parts() const { return *parts_; }
+
+  // Rates of PROTOCOL.md §5 (pure functions of N and c).
+  double traffic_rate() const { return double(L()) / c(); }        // L / c
+  double workspace_rate() const { return 1.0 + double(N()) / c(); }  // 1 + N / c
+  double ring_traffic_rate() const { return 2.0 * (N() - 1) / N(); }  // 2 (N - 1) / N
+
+  // Window W_ij (c x c) of PROTOCOL.md §4: rows E_i[N-2+r-s_ij, :], s_ij = (j-1-i) mod N.
+  MatrixXd window(int i, int j) const;
+
+  // A 64-bit fingerprint of N, c and the matrices; ranks compare it to agree on a design.
+  std::uint64_t fingerprint() const;
+
+ private:
+  explicit Design(std::shared_ptr<const DesignParts> parts) : parts_(std::move(parts)) {}
+  std::shared_ptr<const DesignParts> parts_;
+};
+
+// Hop offset s_ij = (j - 1 - i) mod N in [0, N-2] for i != j (PROTOCOL.md §4).
+int HopOffset(int i, int j, int N);
+
+}  // namespace cerar

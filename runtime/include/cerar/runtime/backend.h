@@ -1,0 +1,55 @@
+#pragma once
+// A compute back end does the arithmetic of the protocol engine on one rank's buffers: encode,
+// the fused round step, and decode (PROTOCOL.md §2-§3). The engine owns the schedule; a back
+// end owns only memory and kernels. CPU (Eigen) and CUDA (cuBLAS + fused kernels) implement it.
+//
+// Layout (PROTOCOL.md §1): the caller's buffer g holds n elements; component k is elements
+// [k m, (k+1) m) with m = ceil(n / c); the tail of the last component(s) is implicit zero
+// padding and is never read or written. Encoded vectors and observations are rows of m
+// elements. Every call works on a column range [col0, col0 + cols) of those rows so the engine
+// can pipeline segments; `kc` is how many components have data in that range (c, or fewer in
+// the padded tail).
+#include <cstddef>
+#include <memory>
+
+#include "cerar/format/design.h"
+#include "cerar/runtime/transport.h"
+
+namespace cerar {
+
+class ComputeBackend {
+ public:
+  virtual ~ComputeBackend() = default;
+  virtual MemorySpace memory_space() const = 0;
+
+  // Workspace memory in the back end's space.
+  virtual void* Allocate(std::size_t bytes) = 0;
+  virtual void Free(void* ptr) = 0;
+
+  // Takes this rank's encoder E (L x c) and decoder D (c x c), converted to the back end's
+  // compute precision once, before any run.
+  virtual void SetMatrices(const MatrixXd& encoder, const MatrixXd& decoder) = 0;
+
+  // enc[t * ld + col] = sum_{k < kc} E[t, k] * g[k * m + col] for t in [0, L),
+  // col in [col0, col0 + cols).
+  virtual void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0,
+                      std::size_t cols, int kc, void* enc, std::size_t ld) = 0;
+
+  // Fused round step on `len` elements: tmp = y_prev - e_back; if obs: obs = tmp;
+  // if x: x = e_now + tmp. A null y_prev / e_back / e_now reads as zero.
+  virtual void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
+                    void* x, void* obs, std::size_t len) = 0;
+
+  // g[k * m + col] = scale * (g[k * m + col] + sum_r D[k, r] * obs[r * ld + col]) for k < kc,
+  // col in [col0, col0 + cols).
+  virtual void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
+                      std::size_t col0, std::size_t cols, int kc, double scale) = 0;
+
+  // Blocks until all work issued so far is complete (no-op on the CPU).
+  virtual void Synchronize() {}
+};
+
+// CPU back end (Eigen); float32 and float64 buffers.
+std::unique_ptr<ComputeBackend> CreateCpuBackend();
+
+}  // namespace cerar

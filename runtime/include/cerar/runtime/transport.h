@@ -1,0 +1,42 @@
+#pragma once
+// A Transport moves bytes around a directed ring: each rank sends only to rank+1 and receives
+// only from rank-1 (PROTOCOL.md §1). It holds no algorithm; the protocol engine and the exact
+// ring all-reduce both run on it, so comparisons measure the algorithm, not the plumbing.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cerar {
+
+enum class DType { kFloat32, kFloat64, kBFloat16, kFloat16 };
+std::size_t SizeOf(DType dtype);
+std::string ToString(DType dtype);  // "f32", "f64", "bf16", "f16"
+
+// Where buffers live: host memory, or device memory on the caller's stream.
+enum class MemorySpace { kHost, kDevice };
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual MemorySpace memory_space() const { return MemorySpace::kHost; }
+
+  // Starts sending `bytes` from `send` to rank+1 and receiving `bytes` into `recv` from rank-1.
+  // Both buffers must stay valid and untouched until Wait(handle). Handles complete in order.
+  // Stream-ordered transports (NCCL) enqueue the exchange; their Wait is a no-op for the host.
+  using Handle = std::uint64_t;
+  virtual Handle StartExchange(const void* send, void* recv, std::size_t bytes) = 0;
+  virtual void Wait(Handle handle) = 0;
+
+  // Collective check before a run: every rank passes its value for `what`; throws
+  // TransportError on every rank, naming the rank and both values, when they differ.
+  virtual void CheckAgreement(const std::string& what, std::uint64_t value) = 0;
+
+  // Bytes this rank has sent since construction (or the last ResetCounters).
+  virtual std::uint64_t bytes_sent() const = 0;
+  virtual void ResetCounters() = 0;
+};
+
+}  // namespace cerar
