@@ -55,7 +55,18 @@ bool NeedsHighPrecision(const Figures& float64_figures);
 
 // docs/error-model.md: expected relative error of a run in `arithmetic` =
 // approximation error (err_rms) + rounding error amplified by the design's conditioning.
+// Returns figures.predicted_error[arithmetic] where present (filled by MakeConstruction,
+// MakeFromEncoders and Analyse from the matrices), else a coarse estimate from err_rms and
+// kappa_dec alone.
 double PredictedError(const Figures& figures, int N, int c, Arithmetic arithmetic);
+
+// The full model of docs/error-model.md evaluated on a design's matrices (uses its stored
+// per-rank err_rms, or analyses it first when it has none).
+double PredictedError(const Design& design, Arithmetic arithmetic);
+
+// Base sequence C(tau) of PROTOCOL.md §6 in float64: row tau + N - 1 for
+// tau = -(N-1) ... L-1 (L + N - 1 rows, c columns). E_i[t, :] = C(t - i).
+MatrixXd BaseSequence(Construction construction, int N, int c, double eps);
 
 // Picks eps minimising PredictedError for the target arithmetic. Returns the design at that eps.
 struct TuneResult {

@@ -18,6 +18,12 @@ namespace cerar {
 
 using MatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// Sanity bounds, checked before anything is allocated (a file claiming N = 10^9 is rejected with
+// a message instead of exhausting memory). kMaxMatrixEntries bounds all E_i and D_i together.
+inline constexpr int kMaxN = 1 << 16;
+inline constexpr int kMaxC = 1 << 16;
+inline constexpr std::int64_t kMaxMatrixEntries = std::int64_t{1} << 27;  // 1 GiB of float64
+
 // Figures of PROTOCOL.md §5. All "max over ranks" values come with their per-rank breakdown.
 struct Figures {
   double err_op = 0;     // max_j ||[Delta_ij]_{i!=j}||_2

@@ -1,0 +1,94 @@
+// cerar-bench-compute [--N 8] [--elements 16777216] [--reps 5]
+// CPU encode and decode throughput of the back end (as the engine calls it: 1 MiB column
+// segments of strided rows, float32) for c in {8, 16, 32, 64}, against Eigen's own GEMM on the
+// same shapes (contiguous column-major matrices, one call). GFLOP/s = 2 * rows * c * m / time;
+// the ratio is ours / Eigen's. Best of `reps` runs.
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cerar/runtime/backend.h"
+#include "cerar/runtime/schedule.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename F>
+double Best(int reps, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int N = 8, reps = 5;
+  std::size_t elements = std::size_t{1} << 24;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--N") N = std::atoi(argv[i + 1]);
+    else if (a == "--elements") elements = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--reps") reps = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: cerar-bench-compute [--N 8] [--elements n] [--reps 5]\n");
+      return 2;
+    }
+  }
+  if (N < 2 || reps < 1 || elements < 64) {
+    std::fprintf(stderr, "cerar-bench-compute: need N >= 2, reps >= 1, elements >= 64\n");
+    return 2;
+  }
+  std::printf("cerar-bench-compute: float32, N = %d, d = %zu elements, best of %d, "
+              "Eigen %d.%d.%d, SIMD %s\n",
+              N, elements, reps, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
+              Eigen::SimdInstructionSetsInUse());
+  std::printf("%4s %4s %10s | %12s %12s %6s | %12s %12s %6s\n", "c", "L", "m", "encode GF/s",
+              "eigen GF/s", "ratio", "decode GF/s", "eigen GF/s", "ratio");
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0, 1);
+  for (int c : {8, 16, 32, 64}) {
+    const int L = c + N - 2;
+    const std::size_t m = (elements + c - 1) / c;
+    cerar::MatrixXd E(L, c), D(c, c);
+    for (int i = 0; i < L * c; ++i) E.data()[i] = normal(rng);
+    for (int i = 0; i < c * c; ++i) D.data()[i] = normal(rng);
+    auto be = cerar::CreateCpuBackend();
+    be->SetMatrices(E, D);
+    std::vector<float> g(c * m), enc(L * m), obs(c * m);
+    for (auto& v : g) v = normal(rng);
+    for (auto& v : obs) v = normal(rng);
+    const auto segs = cerar::PlanSegments(c * m, c, (std::size_t{1} << 20) / sizeof(float));
+    const double t_enc = Best(reps, [&] {
+      for (const auto& s : segs)
+        be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, enc.data(), m);
+    });
+    const double t_dec = Best(reps, [&] {
+      for (const auto& s : segs)
+        be->Decode(cerar::DType::kFloat32, obs.data(), m, g.data(), m, s.col0, s.cols, s.kc, 1.0);
+    });
+    // Eigen's GEMM on the same shapes: (L x c)(c x m) and (c x c)(c x m), plus the "+ g" of the
+    // decoder as "+=".
+    Eigen::MatrixXf Ef = E.cast<float>(), Df = D.cast<float>();
+    Eigen::MatrixXf G = Eigen::MatrixXf::Random(c, m), X(L, m), O = Eigen::MatrixXf::Random(c, m);
+    Eigen::MatrixXf Y = Eigen::MatrixXf::Random(c, m);
+    const double t_eenc = Best(reps, [&] { X.noalias() = Ef * G; });
+    const double t_edec = Best(reps, [&] { Y.noalias() += Df * O; });
+    const double f_enc = 2.0 * L * c * m, f_dec = 2.0 * c * c * m;
+    std::printf("%4d %4d %10zu | %12.2f %12.2f %6.2f | %12.2f %12.2f %6.2f\n", c, L, m,
+                f_enc / t_enc / 1e9, f_enc / t_eenc / 1e9, t_eenc / t_enc, f_dec / t_dec / 1e9,
+                f_dec / t_edec / 1e9, t_edec / t_dec);
+    std::fflush(stdout);
+  }
+  return 0;
+}

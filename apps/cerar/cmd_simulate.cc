@@ -1,0 +1,91 @@
+// cerar simulate FILE --count n: run the protocol in-process (N ranks as threads) on random data
+// and compare the measured error with the design's prediction; bytes, workspace and time too.
+#include <cstdio>
+#include <iostream>
+
+#include "cerar/format/design_file.h"
+#include "cerar/format/errors.h"
+#include "cerar/runtime/simulate.h"
+#include "commands.h"
+
+namespace cerar::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string path;
+  long long count = 1 << 20;
+  std::string dtype = "f32";
+  std::uint64_t seed = 1;
+  bool json = false;
+};
+
+}  // namespace
+
+void AddSimulateCommand(CLI::App& app) {
+  auto a = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Run a design in-process on random data: measured vs predicted error");
+  cmd->add_option("file", a->path, "design file")->required();
+  cmd->add_option("--count", a->count, "elements per rank (>= 0)")->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "f32 | f64")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "random seed")->capture_default_str();
+  cmd->add_flag("--json", a->json, "one JSON object");
+  cmd->callback([a] {
+    if (a->count < 0)
+      throw InvalidArgument("simulate: --count " + std::to_string(a->count) + " must be >= 0");
+    DType dtype;
+    if (a->dtype == "f32") dtype = DType::kFloat32;
+    else if (a->dtype == "f64") dtype = DType::kFloat64;
+    else throw InvalidArgument("simulate: --dtype '" + a->dtype + "' must be f32 or f64");
+    Design design = LoadDesign(a->path);
+    SimulateOptions options;
+    options.count = static_cast<std::size_t>(a->count);
+    options.dtype = dtype;
+    options.seed = a->seed;
+    SimulateResult r = Simulate(design, options);
+    if (a->json) {
+      nlohmann::json j;
+      j["N"] = design.N();
+      j["c"] = design.c();
+      j["count"] = a->count;
+      j["dtype"] = a->dtype;
+      j["measured_err_rms"] = r.measured_err_rms;
+      j["predicted_err_rms"] = r.predicted_err_rms;
+      j["bytes_sent_per_rank"] = r.bytes_sent_per_rank;
+      j["ring_bytes_sent_per_rank"] = r.ring_bytes_sent_per_rank;
+      j["workspace_bytes"] = r.workspace_bytes;
+      j["seconds"] = r.seconds;
+      j["ring_seconds"] = r.ring_seconds;
+      j["ring_err"] = r.ring_err;
+      j["err_per_rank"] = r.err_per_rank;
+      const std::string arith = dtype == DType::kFloat32 ? "float32" : "float64";
+      if (design.figures() && design.figures()->predicted_error.count(arith))
+        j["predicted_error_model"] = design.figures()->predicted_error.at(arith);
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    const double d_bytes = double(a->count) * (dtype == DType::kFloat32 ? 4 : 8);
+    std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n", a->path.c_str(),
+                design.N(), design.c(), a->count, a->dtype.c_str(),
+                static_cast<unsigned long long>(a->seed));
+    std::printf("error       measured %.3e   predicted %.3e (design's err_rms)   ring %.3e\n",
+                r.measured_err_rms, r.predicted_err_rms, r.ring_err);
+    const std::string arith = dtype == DType::kFloat32 ? "float32" : "float64";
+    if (design.figures() && design.figures()->predicted_error.count(arith))
+      std::printf("            error model for %s (approximation + rounding): %.3e\n",
+                  arith.c_str(), design.figures()->predicted_error.at(arith));
+    std::printf("bytes sent  %llu per rank   ring all-reduce %llu   (%.2fx)\n",
+                static_cast<unsigned long long>(r.bytes_sent_per_rank),
+                static_cast<unsigned long long>(r.ring_bytes_sent_per_rank),
+                r.ring_bytes_sent_per_rank ? double(r.bytes_sent_per_rank) /
+                                                 double(r.ring_bytes_sent_per_rank)
+                                           : 0.0);
+    std::printf("workspace   %llu bytes per rank (%.3f d)\n",
+                static_cast<unsigned long long>(r.workspace_bytes),
+                d_bytes > 0 ? double(r.workspace_bytes) / d_bytes : 0.0);
+    std::printf("time        %.4f s   ring all-reduce %.4f s (in-process threads)\n", r.seconds,
+                r.ring_seconds);
+  });
+}
+
+}  // namespace cerar::cli

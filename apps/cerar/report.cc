@@ -1,0 +1,102 @@
+#include "report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "cerar/format/errors.h"
+
+namespace cerar::cli {
+namespace {
+
+std::string Sci(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  return buf;
+}
+
+std::string Fixed(double v, int decimals = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+const Figures& RequireFigures(const Design& design) {
+  if (!design.figures()) throw DesignError("design has no recorded figures; run `cerar validate`");
+  return *design.figures();
+}
+
+}  // namespace
+
+nlohmann::json FiguresJson(const Figures& f) {
+  nlohmann::json j;
+  j["err_op"] = f.err_op;
+  j["err_rms"] = f.err_rms;
+  j["kappa_dec"] = f.kappa_dec;
+  j["kappa_enc"] = f.kappa_enc;
+  j["precision"] = f.precision;
+  j["per_rank"] = {{"err_op", f.err_op_per_rank},
+                   {"err_rms", f.err_rms_per_rank},
+                   {"kappa_dec", f.kappa_dec_per_rank},
+                   {"kappa_enc", f.kappa_enc_per_rank}};
+  j["predicted_error"] = f.predicted_error;
+  return j;
+}
+
+nlohmann::json ReportJson(const Design& design) {
+  const Figures& f = RequireFigures(design);
+  nlohmann::json j = FiguresJson(f);
+  j["N"] = design.N();
+  j["c"] = design.c();
+  j["L"] = design.L();
+  j["traffic_rate"] = design.traffic_rate();
+  j["workspace_rate"] = design.workspace_rate();
+  j["ring_traffic_rate"] = design.ring_traffic_rate();
+  j["construction"] = design.provenance().construction;
+  j["parameters"] = design.provenance().parameters;
+  if (design.exact_figures()) j["exact_figures"] = FiguresJson(*design.exact_figures());
+  j["notes"] = design.notes();
+  return j;
+}
+
+std::string ReportText(const Design& design) {
+  const Figures& f = RequireFigures(design);
+  std::ostringstream out;
+  const auto& prov = design.provenance();
+  out << "design      " << prov.construction;
+  if (prov.parameters.contains("eps")) out << "  eps = " << Sci(prov.parameters["eps"].get<double>());
+  out << "  (N = " << design.N() << ", c = " << design.c() << ")\n";
+  out << "rounds      L = c + N - 2 = " << design.L() << "\n";
+  out << "traffic     " << Fixed(design.traffic_rate()) << " d per rank (ring all-reduce "
+      << Fixed(design.ring_traffic_rate()) << " d: " << Fixed(design.traffic_rate() /
+                                                                design.ring_traffic_rate(), 2)
+      << "x)\n";
+  out << "workspace   " << Fixed(design.workspace_rate()) << " d per rank\n";
+  out << "figures     (" << f.precision << ")\n";
+  out << "  err_op    " << Sci(f.err_op) << "   worst-case relative bound\n";
+  out << "  err_rms   " << Sci(f.err_rms) << "   expected relative error, iid inputs\n";
+  out << "  kappa_dec " << Sci(f.kappa_dec) << "\n";
+  out << "  kappa_enc " << Sci(f.kappa_enc) << "\n";
+  for (const auto& [arith, err] : f.predicted_error)
+    out << "  predicted error in " << arith << ": " << Sci(err) << "\n";
+  if (design.exact_figures()) {
+    const Figures& e = *design.exact_figures();
+    out << "exact construction (" << e.precision << ", before rounding to float64): err_op "
+        << Sci(e.err_op) << ", err_rms " << Sci(e.err_rms) << ", kappa_dec " << Sci(e.kappa_dec)
+        << "\n";
+  }
+  if (!f.err_op_per_rank.empty()) {
+    out << "per rank    rank  err_op     err_rms    kappa_dec  kappa_enc\n";
+    for (int r = 0; r < design.N(); ++r) {
+      auto at = [&](const std::vector<double>& v) { return r < int(v.size()) ? Sci(v[r]) : "-"; };
+      char line[160];
+      std::snprintf(line, sizeof line, "            %4d  %-9s  %-9s  %-9s  %-9s\n", r,
+                    at(f.err_op_per_rank).c_str(), at(f.err_rms_per_rank).c_str(),
+                    at(f.kappa_dec_per_rank).c_str(), at(f.kappa_enc_per_rank).c_str());
+      out << line;
+    }
+  }
+  for (const auto& note : design.notes()) out << "note        " << note << "\n";
+  return out.str();
+}
+
+}  // namespace cerar::cli

@@ -1,0 +1,174 @@
+// First-order finite-precision error model (docs/error-model.md has the derivation).
+//
+// Inputs are i.i.d. with unit variance. Every rounded operation z = fl(a op b) adds an
+// independent error of variance kRoundingVariance * u^2 * Var(z): round-to-nearest leaves an
+// absolute error uniform in +-ulp/2, and averaging (ulp / |z|)^2 over log-uniform mantissas gives
+// u^2 / 3 * 0.541 = 0.18 u^2. Errors are propagated linearly to S_hat_j and summed in variance.
+#include "error_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cerar/format/errors.h"
+#include "parallel.h"
+
+namespace cerar::design::detail {
+namespace {
+
+constexpr double kRoundingVariance = 0.18;  // times u^2, see above
+
+int Mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Distinct windows of rank j with multiplicities (exact equality; PROTOCOL.md §6 structure).
+struct Window {
+  int i = 0;  // one rank whose window this is
+  int s = 0;  // its hop offset s_ij
+  int count = 0;
+};
+
+std::vector<Window> DistinctWindows(const std::vector<MatrixXd>& E, int j, int N, int c) {
+  std::vector<Window> out;
+  for (int i = 0; i < N; ++i) {
+    if (i == j) continue;
+    const int s = Mod(j - 1 - i, N);
+    bool found = false;
+    for (auto& w : out) {
+      if (E[w.i].middleRows(N - 2 - w.s, c) == E[i].middleRows(N - 2 - s, c)) {
+        ++w.count;
+        found = true;
+        break;
+      }
+    }
+    if (!found) out.push_back({i, s, 1});
+  }
+  return out;
+}
+
+}  // namespace
+
+double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vector<MatrixXd>& D,
+                  const std::vector<double>& err_rms_per_rank, Arithmetic arithmetic) {
+  if (static_cast<int>(E.size()) != N || static_cast<int>(D.size()) != N ||
+      static_cast<int>(err_rms_per_rank.size()) != N) {
+    throw InvalidArgument("error model: expected N = " + std::to_string(N) +
+                          " encoders, decoders and err_rms values, got " +
+                          std::to_string(E.size()) + ", " + std::to_string(D.size()) + ", " +
+                          std::to_string(err_rms_per_rank.size()));
+  }
+  const int L = c + N - 2;
+  const double u = UnitRoundoff(arithmetic);
+  const double q = kRoundingVariance * u * u;
+  // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
+  const double matrix_rounding = arithmetic == Arithmetic::kFloat64 ? 0.0 : 1.0;
+
+  // rn2[i][t] = ||E_i[t,:]||^2 = Var(e_i(t)); venc[i][t] = error variance of computing e_i(t)
+  // as a left-to-right dot product of c terms (entry rounding, products, partial sums).
+  std::vector<std::vector<double>> rn2(N, std::vector<double>(L)), venc = rn2;
+  for (int i = 0; i < N; ++i) {
+    for (int t = 0; t < L; ++t) {
+      double partial = 0, partial_sums = 0;
+      for (int k = 0; k < c; ++k) {
+        partial += E[i](t, k) * E[i](t, k);
+        if (k >= 1) partial_sums += partial;
+      }
+      rn2[i][t] = partial;
+      venc[i][t] = q * ((1.0 + matrix_rounding) * partial + partial_sums);
+    }
+  }
+  auto row_norm2 = [&](int i, int t) { return t >= 0 && t < L ? rn2[Mod(i, N)][t] : 0.0; };
+
+  // Ring (PROTOCOL.md §2): x_i(t) = (e_i(t) + y_i(t-1)) - e_i(t-N). Lap-limited, x_i(t) holds N
+  // contributions: Var X = sum_s ||E_{i-s}[t-s]||^2; the sum before the subtraction holds one more.
+  // Rounding errors are not lap-limited: they ride the diagonal t - i = const forever, so the
+  // error variance of y_j(t) is the chain sum R[j-1][t] over all hops since round 0.
+  std::vector<std::vector<double>> R(N, std::vector<double>(L, 0.0));
+  for (int t = 0; t < L; ++t) {
+    for (int i = 0; i < N; ++i) {
+      double X = 0;
+      for (int s = 0; s < N; ++s) X += row_norm2(i - s, t - s);
+      double hop = 0;
+      if (t >= 1) hop += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
+      if (t >= N) hop += q * X;                          // ... - e_i(t-N)
+      R[i][t] = (t >= 1 ? R[Mod(i - 1, N)][t - 1] : 0.0) + hop;
+    }
+  }
+
+  std::vector<double> per_rank(N, 0.0);
+  ParallelFor(N, [&](int j) {
+    const std::vector<Window> windows = DistinctWindows(E, j, N, c);
+    // Observation o_j[r] = y_j(t) - e_j(t-N+1), t = N-2+r: its variance Vo and error variance vo.
+    std::vector<double> Vo(c, 0.0), vo(c, 0.0);
+    for (int r = 0; r < c; ++r) {
+      const int t = N - 2 + r;
+      double enc = 0;
+      for (int i = 0; i < N; ++i) {
+        if (i == j) continue;
+        const int row = t - Mod(j - 1 - i, N);
+        Vo[r] += rn2[i][row];
+        enc += venc[i][row];
+      }
+      vo[r] = R[Mod(j - 1, N)][t] + enc + (r >= 1 ? q * Vo[r] : 0.0);
+    }
+    // Decode S_hat_j[k] = g_j[k] + sum_r D[k,r] o[r], left to right. Var of the partial sums
+    // P_m = sum_{r<=m} D[k,r] o[r] = sum_i (sum_{r<=m} D[k,r] W_ij[r,:]) g_i.
+    const MatrixXd& Dj = D[j];
+    double rounding = 0;
+    Eigen::RowVectorXd v(c);
+    std::vector<double> partial_var(c);
+    for (int k = 0; k < c; ++k) {
+      double propagated = 0, entries = 0;
+      for (int r = 0; r < c; ++r) {
+        const double d2 = Dj(k, r) * Dj(k, r);
+        propagated += d2 * vo[r];
+        entries += d2 * Vo[r];
+      }
+      std::fill(partial_var.begin(), partial_var.end(), 0.0);
+      for (const Window& w : windows) {
+        v.setZero();
+        for (int m = 0; m < c; ++m) {
+          v += Dj(k, m) * E[w.i].row(N - 2 + m - w.s);
+          partial_var[m] += w.count * v.squaredNorm();
+        }
+      }
+      double partial_sums = 0;
+      for (int m = 1; m < c; ++m) partial_sums += partial_var[m];
+      rounding += propagated + q * ((1.0 + matrix_rounding) * entries + partial_sums +
+                                    (1.0 + partial_var[c - 1]));  // last: g_j + P
+    }
+    const double approximation = err_rms_per_rank[j] * err_rms_per_rank[j];
+    per_rank[j] = std::sqrt(approximation + rounding / (double(N) * c));
+  });
+  return *std::max_element(per_rank.begin(), per_rank.end());
+}
+
+std::map<std::string, double> ModelErrors(int N, int c, const std::vector<MatrixXd>& encoders,
+                                          const std::vector<MatrixXd>& decoders,
+                                          const std::vector<double>& err_rms_per_rank) {
+  std::map<std::string, double> out;
+  for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kFloat64, Arithmetic::kBFloat16}) {
+    out[ToString(a)] = ModelError(N, c, encoders, decoders, err_rms_per_rank, a);
+  }
+  return out;
+}
+
+}  // namespace cerar::design::detail
+
+namespace cerar::design {
+
+// From figures alone (a design file without predicted_error): a coarse stand-in for the model,
+// rounding ~ u * kappa_dec * sqrt(0.18 (2 L + c + 3)) (2 L ring roundings, c-term dot products).
+double PredictedError(const Figures& figures, int N, int c, Arithmetic arithmetic) {
+  const auto it = figures.predicted_error.find(ToString(arithmetic));
+  if (it != figures.predicted_error.end()) return it->second;
+  if (N < 2 || c < 1) {
+    throw InvalidArgument("PredictedError: N = " + std::to_string(N) + ", c = " +
+                          std::to_string(c) + ", expected N >= 2 and c >= 1");
+  }
+  const double L = c + N - 2;
+  const double rounding = UnitRoundoff(arithmetic) * figures.kappa_dec *
+                          std::sqrt(0.18 * (2 * L + c + 3));
+  return std::sqrt(figures.err_rms * figures.err_rms + rounding * rounding);
+}
+
+}  // namespace cerar::design

@@ -1,0 +1,66 @@
+// Names of the toolkit's enumerations (CLI and file spellings) and unit roundoffs.
+#include <cmath>
+#include <string>
+
+#include "cerar/design/toolkit.h"
+#include "cerar/format/errors.h"
+
+namespace cerar::design {
+
+Precision ParsePrecision(const std::string& name) {
+  if (name == "float64") return Precision::kFloat64;
+  if (name == "mp50") return Precision::kMp50;
+  if (name == "auto") return Precision::kAuto;
+  throw InvalidArgument("precision '" + name + "' is not one of float64, mp50, auto");
+}
+
+std::string ToString(Precision p) {
+  switch (p) {
+    case Precision::kFloat64: return "float64";
+    case Precision::kMp50: return "mp50";
+    case Precision::kAuto: return "auto";
+  }
+  throw InvalidArgument("Precision value " + std::to_string(static_cast<int>(p)) + " is unknown");
+}
+
+Arithmetic ParseArithmetic(const std::string& name) {
+  if (name == "float32") return Arithmetic::kFloat32;
+  if (name == "float64") return Arithmetic::kFloat64;
+  if (name == "bfloat16") return Arithmetic::kBFloat16;
+  throw InvalidArgument("arithmetic '" + name + "' is not one of float32, float64, bfloat16");
+}
+
+std::string ToString(Arithmetic a) {
+  switch (a) {
+    case Arithmetic::kFloat32: return "float32";
+    case Arithmetic::kFloat64: return "float64";
+    case Arithmetic::kBFloat16: return "bfloat16";
+  }
+  throw InvalidArgument("Arithmetic value " + std::to_string(static_cast<int>(a)) + " is unknown");
+}
+
+double UnitRoundoff(Arithmetic a) {
+  switch (a) {
+    case Arithmetic::kFloat32: return std::ldexp(1.0, -24);
+    case Arithmetic::kFloat64: return std::ldexp(1.0, -53);
+    case Arithmetic::kBFloat16: return std::ldexp(1.0, -8);
+  }
+  throw InvalidArgument("Arithmetic value " + std::to_string(static_cast<int>(a)) + " is unknown");
+}
+
+Construction ParseConstruction(const std::string& name) {
+  if (name == "eps") return Construction::kEps;
+  if (name == "vandermonde") return Construction::kVandermonde;
+  throw InvalidArgument("construction '" + name + "' is not one of eps, vandermonde");
+}
+
+std::string ToString(Construction c) {
+  switch (c) {
+    case Construction::kEps: return "eps";
+    case Construction::kVandermonde: return "vandermonde";
+  }
+  throw InvalidArgument("Construction value " + std::to_string(static_cast<int>(c)) +
+                        " is unknown");
+}
+
+}  // namespace cerar::design

@@ -1,0 +1,74 @@
+#pragma once
+// The optimiser's inner loop: float64 figures of a least-squares-decoded design and their
+// analytic gradients with respect to the design variables (docs/optimizer.md §2-§4).
+//
+// Variables x are a flat row-major array of c-wide rows. Shift-invariant: the rows of the base
+// sequence C(tau), tau = -(N-1) .. L-1 (row index tau + N - 1). Per rank: E_0, ..., E_{N-1}
+// stacked (row index i*L + t). Every window W_ij and every encoder E_i is then a block of
+// contiguous rows, so one evaluator serves both parametrisations.
+#include <Eigen/Core>
+#include <vector>
+
+#include "cerar/format/design.h"
+
+namespace cerar::design::opt {
+
+enum class Parametrisation { kShiftInvariant, kPerRank };
+
+// One distinct window of rank j's decoding problem: rows [row, row + c) of x, appearing
+// `multiplicity` times among the W_ij, i != j.
+struct WindowRef {
+  int row = 0;
+  int multiplicity = 0;
+};
+
+class Evaluator {
+ public:
+  Evaluator(int N, int c, Parametrisation parametrisation);
+
+  int N() const { return N_; }
+  int c() const { return c_; }
+  int L() const { return c_ + N_ - 2; }
+  int rows() const { return rows_; }        // rows of x
+  int size() const { return rows_ * c_; }   // number of variables
+
+  // Which figure of each rank's error the objective uses.
+  enum class ErrorNorm { kFrobenius, kSpectral };
+
+  // Per-rank logs of the figures (PROTOCOL.md §5) and, when requested, their gradients.
+  struct Result {
+    std::vector<double> log_err;        // N: log err_rms_j or log err_op_j
+    std::vector<double> log_kappa_dec;  // N
+    std::vector<double> log_kappa_enc;  // N
+    // Gradients (size() each), filled only when requested.
+    std::vector<Eigen::VectorXd> grad_log_err, grad_log_kappa_dec, grad_log_kappa_enc;
+    // Ranks whose error is exactly zero by structure (one distinct window): their log_err is
+    // rounding noise and its gradient is set to zero.
+    std::vector<bool> exact;
+    bool singular = false;  // some window stack lost rank: figures are +huge
+  };
+  Result Evaluate(const double* x, ErrorNorm norm, bool with_gradient) const;
+
+  // Full float64 figures of x (all four, per rank) for reporting.
+  Figures Analyse(const double* x) const;
+
+  // Encoders E_i (L x c) that x describes.
+  std::vector<MatrixXd> Encoders(const double* x) const;
+
+  const std::vector<std::vector<WindowRef>>& windows() const { return windows_; }
+
+ private:
+  int N_, c_, rows_;
+  Parametrisation parametrisation_;
+  std::vector<std::vector<WindowRef>> windows_;  // per decoding rank j
+  std::vector<int> encoder_rows_;                // first row of E_i in x
+};
+
+// Base sequence of the eps construction (PROTOCOL.md §6), rows tau = -(N-1) .. L-1, row-major
+// (L + N - 1) x c, in the shift-invariant layout of Evaluator.
+Eigen::VectorXd EpsBaseSequence(int N, int c, double eps);
+
+// The same design in the per-rank layout: E_0 .. E_{N-1} stacked.
+Eigen::VectorXd ShiftInvariantToPerRank(int N, int c, const Eigen::VectorXd& base);
+
+}  // namespace cerar::design::opt

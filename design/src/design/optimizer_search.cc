@@ -1,0 +1,300 @@
+// Float64 search for the optimiser (docs/optimizer.md §5-§6).
+#include "design/optimizer_search.h"
+
+#include <nlopt.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "cerar/format/errors.h"
+
+namespace cerar::design::opt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+nlopt::algorithm ToNlopt(OptimizerAlgorithm a) {
+  switch (a) {
+    case OptimizerAlgorithm::kMma: return nlopt::LD_MMA;
+    case OptimizerAlgorithm::kCcsaq: return nlopt::LD_CCSAQ;
+    case OptimizerAlgorithm::kSlsqp: return nlopt::LD_SLSQP;
+    case OptimizerAlgorithm::kAuglagLbfgs: return nlopt::AUGLAG;
+  }
+  return nlopt::LD_MMA;
+}
+
+double MaxOf(const std::vector<double>& v) {
+  double m = -kInf;
+  for (double e : v) m = std::max(m, e);
+  return m;
+}
+
+// State shared by the NLopt callbacks of one Search.
+struct SearchState {
+  const Evaluator* ev = nullptr;
+  const SearchSettings* settings = nullptr;
+  double log_kappa = 0;
+  Clock::time_point start, last_progress;
+  int evaluations = 0;
+  bool out_of_evaluations = false, out_of_time = false;
+  Eigen::VectorXd best_x;
+  double best_log = kInf;
+  double last_worst = 0;
+  std::exception_ptr error;  // thrown by the progress callback; rethrown after NLopt returns
+
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+};
+
+// Epigraph objective: minimise t (the last variable).
+double Objective(unsigned n, const double* y, double* grad, void* data) {
+  (void)data;
+  if (grad) {
+    std::fill(grad, grad + n, 0.0);
+    grad[n - 1] = 1.0;
+  }
+  return y[n - 1];
+}
+
+// Constraints, 3N of them: log err_j - t, log kappa_dec_j - log kappa, log kappa_enc_i - log kappa.
+void Constraints(unsigned m, double* result, unsigned n1, const double* y, double* grad,
+                 void* data) {
+  auto& s = *static_cast<SearchState*>(data);
+  if (s.evaluations >= s.settings->max_evaluations) {
+    s.out_of_evaluations = true;
+    throw nlopt::forced_stop();
+  }
+  if (s.Elapsed() >= s.settings->time_limit_s) {
+    s.out_of_time = true;
+    throw nlopt::forced_stop();
+  }
+  const int N = s.ev->N(), n = s.ev->size();
+  const Evaluator::Result r = s.ev->Evaluate(y, s.settings->norm, grad != nullptr);
+  ++s.evaluations;
+  const double t = y[n];
+  for (int j = 0; j < N; ++j) {
+    result[j] = r.log_err[j] - t;
+    result[N + j] = r.log_kappa_dec[j] - s.log_kappa;
+    result[2 * N + j] = r.log_kappa_enc[j] - s.log_kappa;
+  }
+  if (grad) {
+    for (int i = 0; i < int(m); ++i) {
+      const int j = i % N;
+      const Eigen::VectorXd& g = i < N ? r.grad_log_err[j]
+                                 : i < 2 * N ? r.grad_log_kappa_dec[j] : r.grad_log_kappa_enc[j];
+      std::copy(g.data(), g.data() + n, grad + std::size_t(i) * n1);
+      grad[std::size_t(i) * n1 + n] = i < N ? -1.0 : 0.0;
+    }
+  }
+  // Track the best point meeting the kappa bound, whatever NLopt ends up returning.
+  const double worst = std::max(MaxOf(r.log_kappa_dec), MaxOf(r.log_kappa_enc)) - s.log_kappa;
+  s.last_worst = worst;
+  const double obj = MaxOf(r.log_err);
+  if (!r.singular && worst <= 0 && obj < s.best_log) {
+    s.best_log = obj;
+    s.best_x = Eigen::Map<const Eigen::VectorXd>(y, n);
+  }
+  if (s.settings->progress && !s.error &&
+      std::chrono::duration<double>(Clock::now() - s.last_progress).count() >=
+          s.settings->progress_interval_s) {
+    s.last_progress = Clock::now();
+    try {
+      s.settings->progress(OptimizeProgress{s.evaluations, std::exp(s.best_log),
+                                            std::exp(worst), s.Elapsed()});
+    } catch (...) {
+      s.error = std::current_exception();
+      throw nlopt::forced_stop();
+    }
+  }
+}
+
+}  // namespace
+
+SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0, const SearchSettings& settings) {
+  const int n = ev.size(), N = ev.N();
+  SearchState s;
+  s.ev = &ev;
+  s.settings = &settings;
+  s.log_kappa = std::log(settings.kappa_bound);
+  s.start = s.last_progress = Clock::now();
+  SearchResult out;
+  out.stopped_by = "converged";
+
+  // One local search: NLopt runs restarted from the best point while they still gain (a fresh
+  // run resets MMA's asymptotes / the augmented Lagrangian's penalty). Returns false when a
+  // budget ran out.
+  auto local = [&](Eigen::VectorXd x) {
+    double previous = kInf;
+    for (int round = 0; round < 20; ++round) {
+      const Evaluator::Result r0 = ev.Evaluate(x.data(), settings.norm, false);
+      const double t0 = std::min(MaxOf(r0.log_err), 5.0);
+      std::vector<double> y(x.data(), x.data() + n), lb(n + 1, -settings.box),
+          ub(n + 1, settings.box);
+      y.push_back(t0);
+      lb[n] = t0 - 60;  // err can fall by e^60 at most: far beyond float64 anyway
+      ub[n] = t0 + 10;
+      for (int k = 0; k < n; ++k) y[k] = std::clamp(y[k], lb[k], ub[k]);
+      nlopt::opt o(ToNlopt(settings.algorithm), n + 1);
+      o.set_lower_bounds(lb);
+      o.set_upper_bounds(ub);
+      o.set_min_objective(Objective, nullptr);
+      o.add_inequality_mconstraint(Constraints, &s, std::vector<double>(3 * N, 0.0));
+      o.set_xtol_rel(1e-10);
+      o.set_ftol_abs(1e-7);
+      if (settings.algorithm == OptimizerAlgorithm::kAuglagLbfgs) {
+        nlopt::opt inner(nlopt::LD_LBFGS, n + 1);
+        inner.set_xtol_rel(1e-10);
+        inner.set_ftol_abs(1e-9);
+        o.set_local_optimizer(inner);
+      }
+      double f = 0;
+      ++out.rounds;
+      try {
+        o.optimize(y, f);
+      } catch (const nlopt::forced_stop&) {
+      } catch (const nlopt::roundoff_limited&) {
+      } catch (const std::runtime_error&) {
+        // NLOPT_FAILURE (e.g. a non-finite probe): keep the best point found so far.
+      }
+      if (s.error) std::rethrow_exception(s.error);
+      if (s.out_of_evaluations || s.out_of_time) return false;
+      if (s.best_x.size() == 0 || !(s.best_log < previous - 1e-4)) break;
+      previous = s.best_log;
+      x = s.best_x;
+    }
+    return true;
+  };
+
+  // Basin hopping: the landscape has many local optima (docs/optimizer.md §6); perturb the best
+  // point with seeded noise of cycling size and search again until a budget runs out.
+  bool budget_left = local(x0);
+  std::mt19937_64 rng(settings.seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const double amplitudes[] = {0.01, 0.1, 0.3};
+  for (int hop = 0; budget_left && hop < settings.max_hops; ++hop) {
+    Eigen::VectorXd x = s.best_x.size() ? s.best_x : x0;
+    const double scale = amplitudes[hop % 3] * x.norm() / std::sqrt(double(n));
+    for (int k = 0; k < n; ++k) x(k) += scale * normal(rng);
+    ++out.hops;
+    budget_left = local(x);
+  }
+  if (!budget_left) out.stopped_by = s.out_of_evaluations ? "max_evaluations" : "time_limit";
+  out.feasible = s.best_x.size() > 0;
+  out.x = out.feasible ? s.best_x : x0;
+  out.objective = out.feasible ? std::exp(s.best_log) : kInf;
+  out.evaluations = s.evaluations;
+  out.elapsed_s = s.Elapsed();
+  return out;
+}
+
+void ValidateOptions(const OptimizeOptions& o) {
+  std::ostringstream m;
+  m << "optimizer options: ";
+  if (o.N < 2) m << "N = " << o.N << ", expected N >= 2";
+  else if (o.c < 1) m << "c = " << o.c << ", expected c >= 1";
+  else if (!(o.kappa_max >= 1) || !std::isfinite(o.kappa_max))
+    m << "kappa_max = " << o.kappa_max << ", expected a finite value >= 1 (a condition number)";
+  else if (!(o.time_limit_s > 0) || !std::isfinite(o.time_limit_s))
+    m << "time_limit_s = " << o.time_limit_s << ", expected a finite value > 0";
+  else if (o.max_evaluations < 1)
+    m << "max_evaluations = " << o.max_evaluations << ", expected >= 1";
+  else if (o.max_hops < 0)
+    m << "max_hops = " << o.max_hops << ", expected >= 0";
+  else if (!(o.perturbation >= 0) || !std::isfinite(o.perturbation))
+    m << "perturbation = " << o.perturbation << ", expected a finite value >= 0";
+  else if (!(o.progress_interval_s >= 0))
+    m << "progress_interval_s = " << o.progress_interval_s << ", expected >= 0";
+  else return;
+  throw InvalidArgument(m.str());
+}
+
+namespace {
+
+// The eps point with the smallest max(kappa_dec, kappa_enc): the start when no eps meets the
+// budget (the search then has to find feasibility itself).
+double LeastKappaEps(int N, int c) {
+  const Evaluator ev(N, c, Parametrisation::kShiftInvariant);
+  double best_eps = 1, best = kInf;
+  for (int k = -64; k <= 4; ++k) {
+    const double eps = std::pow(10.0, k / 8.0);
+    const Eigen::VectorXd x = EpsBaseSequence(N, c, eps);
+    const Figures f = ev.Analyse(x.data());
+    if (std::max(f.kappa_dec, f.kappa_enc) < best) {
+      best = std::max(f.kappa_dec, f.kappa_enc);
+      best_eps = eps;
+    }
+  }
+  return best_eps;
+}
+
+double MaxRowNorm(const Eigen::VectorXd& x, int c) {
+  double m = 0;
+  for (int r = 0; r < x.size() / c; ++r) m = std::max(m, x.segment(r * c, c).norm());
+  return m;
+}
+
+}  // namespace
+
+Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
+  ValidateOptions(options);
+  const int N = options.N, c = options.c;
+  Float64Run run;
+  try {
+    run.start_eps = BestEpsWithinKappa(N, c, options.kappa_max, /*bound_kappa_enc=*/true).eps;
+  } catch (const InvalidArgument&) {
+    if (c <= N) throw;  // exact construction whose kappa exceeds the budget: nothing to search
+    run.start_eps = LeastKappaEps(N, c);
+    run.start_feasible = false;
+  }
+  Eigen::VectorXd base = EpsBaseSequence(N, c, run.start_eps);
+  run.start_x = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, base) : base;
+  run.start_figures = ev.Analyse(run.start_x.data());
+  run.x = run.start_x;
+  run.figures = run.start_figures;
+  if (run.start_feasible && run.start_figures.err_op < 1e-13) {  // exact already (c <= N)
+    run.skipped = true;
+    run.search.stopped_by = "start point exact";
+    run.search.x = run.start_x;
+    run.search.feasible = true;
+    return run;
+  }
+
+  // Seeded perturbation (seed 0: none) so different seeds explore different local optima.
+  Eigen::VectorXd x0 = run.start_x;
+  if (options.seed != 0 && options.perturbation > 0) {
+    std::mt19937_64 rng(options.seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    const double scale = options.perturbation * run.start_x.norm() / std::sqrt(double(x0.size()));
+    for (int k = 0; k < x0.size(); ++k) x0(k) += scale * normal(rng);
+  }
+
+  SearchSettings settings;
+  settings.norm = options.objective == Objective::kRms ? Evaluator::ErrorNorm::kFrobenius
+                                                       : Evaluator::ErrorNorm::kSpectral;
+  settings.kappa_bound = options.kappa_max * (1 - 1e-5);  // margin for the mp50 re-check
+  settings.algorithm = options.algorithm;
+  settings.time_limit_s = options.time_limit_s;
+  settings.max_evaluations = options.max_evaluations;
+  settings.box = 2 * x0.cwiseAbs().maxCoeff();
+  settings.progress = options.progress;
+  settings.progress_interval_s = options.progress_interval_s;
+  settings.seed = options.seed;
+  settings.max_hops = options.max_hops;
+  run.search = Search(ev, x0, settings);
+
+  // Gauge: every figure is invariant under x -> s x; scale by a power of two (bit-exact
+  // figures) so the largest row of C (or E) is within sqrt(2) of the start's.
+  Eigen::VectorXd x = run.search.x;
+  const double ratio = MaxRowNorm(run.start_x, c) / MaxRowNorm(x, c);
+  x *= std::exp2(std::round(std::log2(ratio)));
+  run.x = x;
+  run.figures = ev.Analyse(x.data());
+  return run;
+}
+
+}  // namespace cerar::design::opt

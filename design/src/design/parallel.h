@@ -1,0 +1,42 @@
+#pragma once
+// ParallelFor: runs body(0 .. n-1) on a few threads (per-rank work is independent). The first
+// exception thrown by any task is rethrown in the caller after all threads joined.
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cerar::design::detail {
+
+template <class Body>
+void ParallelFor(int n, const Body& body) {
+  const int threads =
+      std::max(1, std::min<int>(n, static_cast<int>(std::thread::hardware_concurrency())));
+  if (threads <= 1 || n <= 1) {
+    for (int k = 0; k < n; ++k) body(k);
+    return;
+  }
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (int k = next++; k < n; k = next++) {
+      try {
+        body(k);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next = n;  // stop handing out work
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace cerar::design::detail

@@ -1,0 +1,122 @@
+// Precision-aware tuning of eps (PROTOCOL.md §8) and eps sweeps.
+//
+// The predicted error is ~ err_rms (falls like eps) combined with rounding (grows like
+// eps^-r*): unimodal in log eps. A coarse grid finds the basin robustly (and deterministically,
+// no random starts), golden-section search on log10 eps then refines it.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "cerar/design/toolkit.h"
+#include "cerar/format/errors.h"
+
+namespace cerar::design {
+namespace {
+
+constexpr double kLogEpsMin = -8;  // grid [1e-8, 1], 2 points per decade
+constexpr double kLogEpsMax = 0;
+constexpr int kGridPerDecade = 2;
+constexpr int kGoldenIterations = 24;  // bracket of 1 decade -> ~1e-5 decades
+
+struct Evaluation {
+  double error = std::numeric_limits<double>::infinity();
+  std::optional<Design> design;
+};
+
+Evaluation Evaluate(Construction construction, int N, int c, Arithmetic arithmetic,
+                    Precision precision, double log_eps) {
+  ConstructionOptions o;
+  o.construction = construction;
+  o.N = N;
+  o.c = c;
+  o.eps = std::pow(10.0, log_eps);
+  o.precision = precision;
+  Evaluation e;
+  try {
+    e.design = MakeConstruction(o);
+    e.error = PredictedError(*e.design->figures(), N, c, arithmetic);
+  } catch (const NumericalError&) {
+    // eps so small that even mp50 finds the decoder singular: not a candidate
+  }
+  if (!std::isfinite(e.error)) e.error = std::numeric_limits<double>::infinity();
+  return e;
+}
+
+}  // namespace
+
+TuneResult TuneEps(Construction construction, int N, int c, Arithmetic arithmetic,
+                   Precision precision) {
+  const int points = int((kLogEpsMax - kLogEpsMin) * kGridPerDecade) + 1;
+  double best_log = kLogEpsMin;
+  Evaluation best;
+  for (int k = 0; k < points; ++k) {
+    const double log_eps = kLogEpsMin + double(k) / kGridPerDecade;
+    Evaluation e = Evaluate(construction, N, c, arithmetic, precision, log_eps);
+    if (e.error < best.error) {  // strict: ties keep the smaller eps, deterministically
+      best = std::move(e);
+      best_log = log_eps;
+    }
+  }
+  if (!best.design) {
+    throw NumericalError("TuneEps: " + ToString(construction) + " construction N = " +
+                         std::to_string(N) + ", c = " + std::to_string(c) +
+                         ": no eps in [1e-8, 1] gives a usable design");
+  }
+  // Golden section on [best - 1/2, best + 1/2] decades (clamped to the grid range).
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double a = std::max(kLogEpsMin, best_log - 1.0 / kGridPerDecade);
+  double b = std::min(kLogEpsMax, best_log + 1.0 / kGridPerDecade);
+  double x1 = b - phi * (b - a), x2 = a + phi * (b - a);
+  Evaluation f1 = Evaluate(construction, N, c, arithmetic, precision, x1);
+  Evaluation f2 = Evaluate(construction, N, c, arithmetic, precision, x2);
+  for (int it = 0; it < kGoldenIterations; ++it) {
+    if (f1.error <= f2.error) {
+      b = x2;
+      x2 = x1;
+      f2 = std::move(f1);
+      x1 = b - phi * (b - a);
+      f1 = Evaluate(construction, N, c, arithmetic, precision, x1);
+    } else {
+      a = x1;
+      x1 = x2;
+      f1 = std::move(f2);
+      x2 = a + phi * (b - a);
+      f2 = Evaluate(construction, N, c, arithmetic, precision, x2);
+    }
+  }
+  for (auto* e : {&f1, &f2}) {
+    if (e->design && e->error < best.error) {
+      best = std::move(*e);
+      best_log = (e == &f1) ? x1 : x2;
+    }
+  }
+  return TuneResult{std::pow(10.0, best_log), std::move(*best.design)};
+}
+
+std::vector<SweepPoint> Sweep(Construction construction, int N, int c, double eps_from,
+                              double eps_to, int points, Precision precision) {
+  if (!(eps_from > 0) || !(eps_to > 0) || !std::isfinite(eps_from) || !std::isfinite(eps_to)) {
+    throw InvalidArgument("Sweep: eps range [" + std::to_string(eps_from) + ", " +
+                          std::to_string(eps_to) + "] must be finite and > 0 (log grid)");
+  }
+  if (points < 1) {
+    throw InvalidArgument("Sweep: points = " + std::to_string(points) + ", expected >= 1");
+  }
+  std::vector<SweepPoint> out;
+  out.reserve(points);
+  const double l0 = std::log10(eps_from), l1 = std::log10(eps_to);
+  for (int k = 0; k < points; ++k) {
+    ConstructionOptions o;
+    o.construction = construction;
+    o.N = N;
+    o.c = c;
+    o.eps = points == 1 ? eps_from : std::pow(10.0, l0 + (l1 - l0) * k / (points - 1));
+    if (k == points - 1 && points > 1) o.eps = eps_to;  // exact end point
+    if (k == 0) o.eps = eps_from;
+    o.precision = precision;
+    out.push_back({o.eps, *MakeConstruction(o).figures()});
+  }
+  return out;
+}
+
+}  // namespace cerar::design

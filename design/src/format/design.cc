@@ -1,0 +1,252 @@
+// Design::Create (validation of PROTOCOL.md §4-§5 rules), accessors, window and fingerprint.
+#include "cerar/format/design.h"
+
+#include <bit>
+#include <cmath>
+#include <sstream>
+
+#include "cerar/format/errors.h"
+#include "checks.h"
+#include "sha256.h"
+
+namespace cerar {
+namespace detail {
+
+void CheckDesignSize(std::int64_t N, std::int64_t c, const std::string& source) {
+  auto fail = [&](const std::string& what) { throw DesignError(source + ": " + what); };
+  if (N < 2) fail("N = " + std::to_string(N) + ", expected N >= 2");
+  if (c < 1) fail("c = " + std::to_string(c) + ", expected c >= 1");
+  if (N > kMaxN) fail("N = " + std::to_string(N) + " exceeds the limit " + std::to_string(kMaxN));
+  if (c > kMaxC) fail("c = " + std::to_string(c) + " exceeds the limit " + std::to_string(kMaxC));
+  // N (L c + c c) entries in all; both factors are bounded above so this cannot overflow.
+  const std::int64_t entries = N * ((c + N - 2) * c + c * c);
+  if (entries > kMaxMatrixEntries) {
+    fail("N = " + std::to_string(N) + ", c = " + std::to_string(c) + " need " +
+         std::to_string(entries) + " matrix entries, above the limit " +
+         std::to_string(kMaxMatrixEntries));
+  }
+}
+
+std::string NumberText(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  return out.str();
+}
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& source, const std::string& what) {
+  throw DesignError(source + ": " + what);
+}
+
+void CheckMatrix(const MatrixXd& m, const std::string& name, Eigen::Index rows,
+                 const std::string& rows_rule, Eigen::Index cols, const std::string& cols_rule,
+                 const std::string& source) {
+  if (m.rows() != rows) {
+    Fail(source, name + " has " + std::to_string(m.rows()) + " rows, expected " +
+                     std::to_string(rows) + " = " + rows_rule);
+  }
+  if (m.cols() != cols) {
+    Fail(source, name + " has " + std::to_string(m.cols()) + " columns, expected " +
+                     std::to_string(cols) + " = " + cols_rule);
+  }
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index k = 0; k < m.cols(); ++k) {
+      if (!std::isfinite(m(r, k))) {
+        Fail(source, name + "[" + std::to_string(r) + "][" + std::to_string(k) + "] = " +
+                         detail::NumberText(m(r, k)) + ", expected a finite number");
+      }
+    }
+  }
+}
+
+// A figure is a norm or a condition number: >= 0, +inf allowed (singular matrix), never NaN.
+void CheckFigure(double value, const std::string& name, const std::string& source) {
+  if (std::isnan(value) || value < 0) {
+    Fail(source, name + " = " + detail::NumberText(value) + ", expected a number >= 0 or +inf");
+  }
+}
+
+void CheckPerRank(const std::vector<double>& values, const std::string& name, int N,
+                  const std::string& source) {
+  if (!values.empty() && values.size() != std::size_t(N)) {
+    Fail(source, name + " has " + std::to_string(values.size()) + " entries, expected " +
+                     std::to_string(N) + " = N (or none)");
+  }
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    CheckFigure(values[k], name + "[" + std::to_string(k) + "]", source);
+  }
+}
+
+// Strings go into JSON files: they must be valid UTF-8 (nlohmann's dump() checks that).
+void CheckText(const std::string& text, const std::string& name, const std::string& source) {
+  try {
+    (void)nlohmann::json(text).dump();
+  } catch (const nlohmann::json::exception&) {
+    Fail(source, name + " is not valid UTF-8");
+  }
+}
+
+bool IsPrecisionName(const std::string& p) {
+  if (p == "float64") return true;
+  if (p.size() < 3 || p.compare(0, 2, "mp") != 0) return false;
+  for (std::size_t k = 2; k < p.size(); ++k) {
+    if (p[k] < '0' || p[k] > '9') return false;
+  }
+  return true;
+}
+
+void CheckFigures(const Figures& f, const std::string& name, int N, const std::string& source) {
+  CheckFigure(f.err_op, name + ".err_op", source);
+  CheckFigure(f.err_rms, name + ".err_rms", source);
+  CheckFigure(f.kappa_dec, name + ".kappa_dec", source);
+  CheckFigure(f.kappa_enc, name + ".kappa_enc", source);
+  CheckPerRank(f.err_op_per_rank, name + ".err_op_per_rank", N, source);
+  CheckPerRank(f.err_rms_per_rank, name + ".err_rms_per_rank", N, source);
+  CheckPerRank(f.kappa_dec_per_rank, name + ".kappa_dec_per_rank", N, source);
+  CheckPerRank(f.kappa_enc_per_rank, name + ".kappa_enc_per_rank", N, source);
+  if (!IsPrecisionName(f.precision)) {
+    Fail(source, name + ".precision is \"" + f.precision +
+                     "\", expected \"float64\" or \"mp<digits>\" (e.g. \"mp50\")");
+  }
+  for (const auto& [arithmetic, value] : f.predicted_error) {
+    if (arithmetic.empty()) Fail(source, name + ".predicted_error has an empty arithmetic name");
+    CheckText(arithmetic, name + ".predicted_error key", source);
+    CheckFigure(value, name + ".predicted_error[\"" + arithmetic + "\"]", source);
+  }
+}
+
+// Parameters are stored as JSON: numbers must be finite (JSON has no NaN/inf), text UTF-8.
+void CheckParameters(const nlohmann::json& j, const std::string& name, const std::string& source) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    Fail(source, name + " = " + detail::NumberText(j.get<double>()) +
+                     ", expected a finite number (JSON cannot store it)");
+  }
+  if (j.is_binary()) Fail(source, name + " is binary data, which a design file cannot store");
+  if (j.is_string()) CheckText(j.get<std::string>(), name, source);
+  if (j.is_array()) {
+    for (std::size_t k = 0; k < j.size(); ++k) {
+      CheckParameters(j[k], name + "[" + std::to_string(k) + "]", source);
+    }
+  }
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      CheckText(key, name + " key", source);
+      CheckParameters(value, name + "." + key, source);
+    }
+  }
+}
+
+void PutU32(detail::Sha256& sha, std::uint32_t v) {
+  std::uint8_t b[4];
+  for (int k = 0; k < 4; ++k) b[k] = std::uint8_t(v >> (8 * k));
+  sha.Update(b, 4);
+}
+
+void PutMatrix(detail::Sha256& sha, const MatrixXd& m) {
+  // Row-major, each entry as its 8 little-endian IEEE-754 bytes, whatever the host's order.
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index k = 0; k < m.cols(); ++k) {
+      const auto bits = std::bit_cast<std::uint64_t>(m(r, k));
+      std::uint8_t b[8];
+      for (int i = 0; i < 8; ++i) b[i] = std::uint8_t(bits >> (8 * i));
+      sha.Update(b, 8);
+    }
+  }
+}
+
+}  // namespace
+
+Design Design::Create(DesignParts parts, const std::string& source) {
+  detail::CheckDesignSize(parts.N, parts.c, source);
+  const int N = parts.N, c = parts.c, L = c + N - 2;
+  if (parts.encoders.size() != std::size_t(N)) {
+    Fail(source, "has " + std::to_string(parts.encoders.size()) + " encoders, expected " +
+                     std::to_string(N) + " = N");
+  }
+  if (parts.decoders.size() != std::size_t(N)) {
+    Fail(source, "has " + std::to_string(parts.decoders.size()) + " decoders, expected " +
+                     std::to_string(N) + " = N");
+  }
+  for (int i = 0; i < N; ++i) {
+    CheckMatrix(parts.encoders[i], "E[" + std::to_string(i) + "]", L, "c + N - 2", c, "c", source);
+  }
+  for (int i = 0; i < N; ++i) {
+    CheckMatrix(parts.decoders[i], "D[" + std::to_string(i) + "]", c, "c", c, "c", source);
+  }
+  if (parts.figures) CheckFigures(*parts.figures, "figures", N, source);
+  if (parts.exact_figures) CheckFigures(*parts.exact_figures, "exact_figures", N, source);
+  const Provenance& p = parts.provenance;
+  if (p.construction.empty()) Fail(source, "provenance.construction is empty");
+  CheckText(p.construction, "provenance.construction", source);
+  if (!p.parameters.is_object()) {
+    Fail(source, std::string("provenance.parameters is a JSON ") + p.parameters.type_name() +
+                     ", expected an object");
+  }
+  CheckParameters(p.parameters, "provenance.parameters", source);
+  for (std::size_t k = 0; k < parts.notes.size(); ++k) {
+    CheckText(parts.notes[k], "notes[" + std::to_string(k) + "]", source);
+  }
+  return Design(std::make_shared<const DesignParts>(std::move(parts)));
+}
+
+const MatrixXd& Design::encoder(int rank) const {
+  if (rank < 0 || rank >= N()) {
+    throw InvalidArgument("encoder rank " + std::to_string(rank) + " is outside [0, N) with N = " +
+                          std::to_string(N()));
+  }
+  return parts_->encoders[rank];
+}
+
+const MatrixXd& Design::decoder(int rank) const {
+  if (rank < 0 || rank >= N()) {
+    throw InvalidArgument("decoder rank " + std::to_string(rank) + " is outside [0, N) with N = " +
+                          std::to_string(N()));
+  }
+  return parts_->decoders[rank];
+}
+
+MatrixXd Design::window(int i, int j) const {
+  if (i < 0 || i >= N() || j < 0 || j >= N() || i == j) {
+    throw InvalidArgument("window(" + std::to_string(i) + ", " + std::to_string(j) +
+                          "): expected ranks i != j in [0, N) with N = " + std::to_string(N()));
+  }
+  const int s = HopOffset(i, j, N());
+  // Rows N-2+r-s for r = 0..c-1 lie in [0, L-1] because s is in [0, N-2].
+  return parts_->encoders[i].middleRows(N() - 2 - s, c());
+}
+
+std::uint64_t Design::fingerprint() const {
+  // docs/design-format.md: first 8 bytes (big-endian) of SHA-256 over
+  // "cerar-fingerprint-v1\n", u32le N, u32le c, every E_i then every D_i as float64 LE.
+  detail::Sha256 sha;
+  sha.Update("cerar-fingerprint-v1\n");
+  PutU32(sha, std::uint32_t(N()));
+  PutU32(sha, std::uint32_t(c()));
+  for (const auto& e : parts_->encoders) PutMatrix(sha, e);
+  for (const auto& d : parts_->decoders) PutMatrix(sha, d);
+  const auto digest = sha.Digest();
+  std::uint64_t value = 0;
+  for (int k = 0; k < 8; ++k) value = (value << 8) | digest[k];
+  return value;
+}
+
+int HopOffset(int i, int j, int N) {
+  if (N < 2) throw InvalidArgument("HopOffset: N = " + std::to_string(N) + ", expected N >= 2");
+  if (i < 0 || i >= N || j < 0 || j >= N) {
+    throw InvalidArgument("HopOffset: ranks i = " + std::to_string(i) + ", j = " +
+                          std::to_string(j) + " must lie in [0, N) with N = " + std::to_string(N));
+  }
+  if (i == j) {
+    throw InvalidArgument("HopOffset: i = j = " + std::to_string(i) +
+                          "; a rank's window onto itself is not defined (PROTOCOL.md §4)");
+  }
+  return ((j - 1 - i) % N + N) % N;
+}
+
+}  // namespace cerar

@@ -1,0 +1,82 @@
+#pragma once
+// Every CUDA, cuBLAS and NCCL call in CERAR goes through one of these macros. A failure throws
+// cerar::DeviceError whose message carries the library, the call text, file:line, the status
+// code and the library's own message, e.g.
+//   "CUDA call cudaMalloc(&p, bytes) failed at cuda_backend.cc:42: error 2 (out of memory)".
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+
+#include "cerar/format/errors.h"
+
+namespace cerar::cuda {
+
+// The message of a failed call (pure formatting; testable without a device).
+std::string FormatDeviceError(const char* library, const char* call, const char* file, int line,
+                              int code, const char* message);
+
+[[noreturn]] void ThrowDeviceError(const char* library, const char* call, const char* file,
+                                   int line, int code, const char* message);
+
+// For destructors, which must not throw: prints the same message to stderr.
+void ReportDeviceError(const char* library, const char* call, const char* file, int line,
+                       int code, const char* message) noexcept;
+
+}  // namespace cerar::cuda
+
+#define CERAR_CUDA_CHECK(call)                                                             \
+  do {                                                                                     \
+    const cudaError_t cerar_status_ = (call);                                              \
+    if (cerar_status_ != cudaSuccess)                                                      \
+      ::cerar::cuda::ThrowDeviceError("CUDA", #call, __FILE__, __LINE__,                   \
+                                      static_cast<int>(cerar_status_),                     \
+                                      cudaGetErrorString(cerar_status_));                  \
+  } while (0)
+
+#define CERAR_CUBLAS_CHECK(call)                                                           \
+  do {                                                                                     \
+    const cublasStatus_t cerar_status_ = (call);                                           \
+    if (cerar_status_ != CUBLAS_STATUS_SUCCESS)                                            \
+      ::cerar::cuda::ThrowDeviceError("cuBLAS", #call, __FILE__, __LINE__,                 \
+                                      static_cast<int>(cerar_status_),                     \
+                                      cublasGetStatusString(cerar_status_));               \
+  } while (0)
+
+#define CERAR_NCCL_CHECK(call)                                                             \
+  do {                                                                                     \
+    const ncclResult_t cerar_status_ = (call);                                             \
+    if (cerar_status_ != ncclSuccess)                                                      \
+      ::cerar::cuda::ThrowDeviceError("NCCL", #call, __FILE__, __LINE__,                   \
+                                      static_cast<int>(cerar_status_),                     \
+                                      ncclGetErrorString(cerar_status_));                  \
+  } while (0)
+
+// Destructor variant: checks and reports, never throws.
+#define CERAR_CUDA_REPORT(call)                                                            \
+  do {                                                                                     \
+    const cudaError_t cerar_status_ = (call);                                              \
+    if (cerar_status_ != cudaSuccess)                                                      \
+      ::cerar::cuda::ReportDeviceError("CUDA", #call, __FILE__, __LINE__,                  \
+                                       static_cast<int>(cerar_status_),                    \
+                                       cudaGetErrorString(cerar_status_));                 \
+  } while (0)
+
+#define CERAR_CUBLAS_REPORT(call)                                                          \
+  do {                                                                                     \
+    const cublasStatus_t cerar_status_ = (call);                                           \
+    if (cerar_status_ != CUBLAS_STATUS_SUCCESS)                                            \
+      ::cerar::cuda::ReportDeviceError("cuBLAS", #call, __FILE__, __LINE__,                \
+                                       static_cast<int>(cerar_status_),                    \
+                                       cublasGetStatusString(cerar_status_));              \
+  } while (0)
+
+#define CERAR_NCCL_REPORT(call)                                                            \
+  do {                                                                                     \
+    const ncclResult_t cerar_status_ = (call);                                             \
+    if (cerar_status_ != ncclSuccess)                                                      \
+      ::cerar::cuda::ReportDeviceError("NCCL", #call, __FILE__, __LINE__,                  \
+                                       static_cast<int>(cerar_status_),                    \
+                                       ncclGetErrorString(cerar_status_));                 \
+  } while (0)

@@ -1,0 +1,22 @@
+#pragma once
+// CUDA compute back end (PROTOCOL.md §2-§3 on the GPU): Encode and Decode are one cuBLAS GEMM
+// each, Step is one fused elementwise kernel. Everything is enqueued on the caller's stream; the
+// only host synchronisation is in SetMatrices, Free and Synchronize.
+//
+// dtypes: float32 and float64 (native), bfloat16 and float16 buffers with float32 accumulation
+// (the encoder and decoder are then held in the buffer's type, as cublasGemmEx requires equal
+// A/B types; see docs/cuda.md for what that costs in accuracy).
+// The back end works on the device that is current when it is created; every call switches to
+// that device and back. The stream is borrowed, never destroyed; it must be the stream the
+// transport enqueues on (CreateNcclTransport) so the whole all-reduce is stream-ordered.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "cerar/runtime/backend.h"
+
+namespace cerar {
+
+std::unique_ptr<ComputeBackend> CreateCudaBackend(cudaStream_t stream = nullptr);
+
+}  // namespace cerar

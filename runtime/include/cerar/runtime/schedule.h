@@ -1,0 +1,55 @@
+#pragma once
+// The per-round schedule of the protocol engine (PROTOCOL.md §2-§3) as pure functions of N, c and
+// the round, plus where each vector lives in a rank's workspace and how the columns are cut into
+// pipelined segments. Nothing here touches memory or a transport, so it is tested on its own.
+#include <cstddef>
+#include <vector>
+
+namespace cerar {
+
+// What rank j does in step t, for t = 0 … L (L + 1 steps: step L only finishes the last
+// observation). Indices of encoded vectors e(t) and observations o(N-2+r) are 0-based; -1 = none.
+//
+//   x(t) = e(t) + y(t-1) - e(t-N)    and    o(t-1) = y(t-1) - e(t-N)
+//
+// share the term y(t-1) - e(t-N), so one fused back-end Step per segment computes both.
+struct RoundActions {
+  int t = 0;
+  int recv_read = -1;  // round whose received vector y(recv_read) = y(t-1) is read (wait first)
+  int e_now = -1;      // encoded vector added and sent this round: t, or -1 when t = L
+  int e_back = -1;     // encoded vector subtracted: t-N, or -1 when t < N (lap-limiting term)
+  int obs = -1;        // observation index r written: o(N-2+r) = o(t-1); -1 when t-1 < N-2
+  bool send = false;   // sends x(t) to rank+1 and receives y(t) from rank-1 (t < L)
+};
+
+int NumRounds(int N, int c);                   // L = c + N - 2 (rounds with a send)
+RoundActions RoundSchedule(int N, int c, int t);  // t in [0, L]; InvalidArgument otherwise
+
+// Workspace of one rank, in rows of m elements (derivation in coded_allreduce.cc):
+//   rows 0, 1          : y(t) for t <= N-1; they become observations o(N-2), o(N-1)
+//   rows 2 … L+1       : e(0) … e(L-1); once e(t-N) has been read at round t its row receives y(t)
+//                        and becomes observation o(t) (row t-N+2)
+//   row  L+2           : the send buffer x(t)
+// so observation r always sits in row r (the decoder reads c rows with stride m) and the whole
+// workspace is L + 3 = c + N + 1 rows: (1 + N/c)·d + m elements.
+struct WorkspaceLayout {
+  int N = 0, c = 0, L = 0;
+  int rows() const { return L + 3; }
+  int enc_row(int t) const { return 2 + t; }    // e(t)
+  int send_row() const { return L + 2; }        // x(t), every round
+  int obs_row(int r) const { return r; }        // o(N-2+r)
+  int recv_row(int t) const;                    // y(t), t in [0, L)
+};
+WorkspaceLayout MakeWorkspaceLayout(int N, int c);
+
+// A column range [col0, col0 + cols) of the m-element rows in which exactly kc components hold
+// data (the rest is implicit zero padding, PROTOCOL.md §1).
+struct Segment {
+  std::size_t col0 = 0, cols = 0;
+  int kc = 0;
+};
+// Cuts [0, m) with m = ceil(count / c) into segments of at most max_cols columns, never
+// straddling the column where the number of data components drops. Empty for count = 0.
+std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols);
+
+}  // namespace cerar

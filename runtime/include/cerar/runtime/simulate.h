@@ -1,0 +1,45 @@
+#pragma once
+// Simulate: run a design in-process (N ranks as threads over the in-process transport, CPU back
+// end) on random data and measure what it does. The library call behind `cerar simulate`.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cerar/format/design.h"
+#include "cerar/runtime/allreduce.h"
+
+namespace cerar {
+
+struct SimulateOptions {
+  std::size_t count = std::size_t{1} << 20;  // elements per rank
+  DType dtype = DType::kFloat32;
+  std::uint64_t seed = 1;  // rank i draws i.i.d. N(0, 1) inputs from seed and i
+  ReduceOp op = ReduceOp::kSum;
+  std::size_t segment_bytes = std::size_t{1} << 20;
+  double timeout_s = 120;
+  bool run_ring = true;  // also run the exact ring on the same inputs (bytes, time, error)
+};
+
+struct SimulateResult {
+  // Relative error ||S_hat_j - S|| / ||S|| against the exact sum (long double), MAX over ranks j
+  // — the same "max over ranks" as the design's err_rms, which it should reproduce.
+  double measured_err_rms = 0;
+  std::vector<double> err_per_rank;
+  // The design's err_rms (its stored figures; computed from the windows in float64 when the
+  // design carries no figures).
+  double predicted_err_rms = 0;
+  std::uint64_t bytes_sent_per_rank = 0;       // measured by the transport, max over ranks
+  std::uint64_t ring_bytes_sent_per_rank = 0;  // same for the exact ring (0 if not run)
+  std::uint64_t workspace_bytes = 0;           // coded engine, per rank
+  double seconds = 0;       // wall time of the coded all-reduce, slowest rank
+  double ring_seconds = 0;  // same for the ring
+  double ring_err = 0;      // the ring's relative error (rounding only), max over ranks
+};
+
+SimulateResult Simulate(const Design& design, const SimulateOptions& options);
+
+// err_rms of PROTOCOL.md §5 computed from the design's matrices in float64:
+// max_j ||[D_j W_ij - I]_{i != j}||_F / sqrt(N c).
+double ErrRmsFromMatrices(const Design& design);
+
+}  // namespace cerar

@@ -1,0 +1,106 @@
+// The protocol engine: the round loop of PROTOCOL.md §2-§3, written once for every transport and
+// back end.
+//
+// Derivation of the schedule. Rank j sends x(t) = e(t) + y(t-1) - e(t-N) in rounds t = 0 … L-1
+// and receives y(t) = x_{j-1}(t). Its observations o(t) = y(t) - e(t-N+1), t = N-2 … L-1, satisfy
+//     o(t-1) = y(t-1) - e(t-N)   and   x(t) = e(t) + o(t-1),
+// so step t (t = 0 … L) computes tmp = y(t-1) - e(t-N) once, keeps it as an observation when
+// t-1 >= N-2, and adds e(t) to it to send when t < L; step L only finishes o(L-1). The pure
+// function RoundSchedule (schedule.h) gives each step's indices.
+//
+// Workspace. e(t) is read at step t (added) and at step t+N (subtracted), and at no other time;
+// so once step t has read e(t-N), its row is free, and y(t), received during round t, goes there
+// and later becomes o(t) in place (the step writes the observation over the vector it reads).
+// y(0) … y(N-2) arrive before any row is free: y(0) … y(N-3) are consumed by the next step, so
+// they share row 0, where y(N-2) = o(N-2) then stays; y(N-1) = o(N-1) needs row 1. With the send
+// buffer, that is L + 3 = c + N + 1 rows of m: (1 + N/c) d + m elements. Observation r sits in
+// row r, so the decoder reads them as one strided c x m block. (With all L encoded vectors
+// materialised, L + 3 is the minimum: in round N-1 all L e-rows, o(N-2), x(N-1) and y(N-1) are
+// live at once.)
+//
+// Pipelining. The m columns are cut into segments (PlanSegments). In step t each segment waits
+// only for its own y(t-1), steps, and starts its own send, so the link carries segment s while
+// segment s+1 is computed; in step 0 each segment is encoded just before its first send, so the
+// first message does not wait for a whole-vector encode. Decoding happens per segment in step L.
+#include <string>
+
+#include "agreement.h"
+#include "cerar/format/errors.h"
+#include "cerar/runtime/allreduce.h"
+#include "cerar/runtime/schedule.h"
+
+namespace cerar {
+
+CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, ComputeBackend& backend,
+                               std::size_t count, AllReduceOptions options)
+    : design_(design), transport_(transport), backend_(backend), count_(count), m_(0),
+      options_(options) {
+  detail::CheckDType(options.dtype, "coded all-reduce");
+  const std::size_t es = SizeOf(options.dtype);
+  detail::SegmentColumns(options, es);
+  if (transport.memory_space() != backend.memory_space())
+    throw InvalidArgument("coded all-reduce: transport and back end use different memory spaces");
+  // Collective checks first, so that every rank reaches them and every rank gets the error.
+  transport.CheckAgreement("design fingerprint", design.fingerprint());
+  detail::CheckRunAgreement(transport, count, options);
+  if (design.N() != transport.size())
+    throw InvalidArgument("coded all-reduce: the design is for N = " + std::to_string(design.N()) +
+                          " ranks but the transport has " + std::to_string(transport.size()) +
+                          " ranks (rank " + std::to_string(transport.rank()) + ")");
+  const int c = design.c();
+  m_ = (count + c - 1) / c;
+  backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
+  workspace_bytes_ = static_cast<std::size_t>(MakeWorkspaceLayout(design.N(), c).rows()) * m_ * es;
+  if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
+}
+
+CodedAllReduce::~CodedAllReduce() {
+  if (workspace_) backend_.Free(workspace_);
+}
+
+std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
+  return std::uint64_t(design_.L()) * m_ * SizeOf(options_.dtype);
+}
+
+void CodedAllReduce::Run(void* buffer) {
+  if (m_ == 0) return;  // count = 0 on every rank (checked at construction): nothing to send
+  if (!buffer) throw InvalidArgument("coded all-reduce: null buffer for count " +
+                                     std::to_string(count_));
+  const int N = design_.N(), c = design_.c(), L = design_.L();
+  const DType dt = options_.dtype;
+  const std::size_t es = SizeOf(dt);
+  const WorkspaceLayout ws = MakeWorkspaceLayout(N, c);
+  const std::vector<Segment> segs =
+      PlanSegments(count_, c, detail::SegmentColumns(options_, es));
+  char* base = static_cast<char*>(workspace_);
+  auto row = [&](int r) { return base + std::size_t(r) * m_ * es; };
+  auto at = [&](int r, std::size_t col) { return row(r) + col * es; };
+  const double scale = options_.op == ReduceOp::kAverage ? 1.0 / N : 1.0;
+  std::vector<Transport::Handle> pending(segs.size());
+
+  for (int t = 0; t <= L; ++t) {
+    const RoundActions a = RoundSchedule(N, c, t);
+    for (std::size_t s = 0; s < segs.size(); ++s) {
+      const Segment& sg = segs[s];
+      if (t == 0)
+        backend_.Encode(dt, buffer, m_, sg.col0, sg.cols, sg.kc, row(ws.enc_row(0)), m_);
+      char* y = nullptr;
+      if (a.recv_read >= 0) {
+        transport_.Wait(pending[s]);
+        y = at(ws.recv_row(a.recv_read), sg.col0);
+      }
+      const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
+      const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
+      char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
+      char* x = a.send ? at(ws.send_row(), sg.col0) : nullptr;
+      backend_.Step(dt, e_now, y, e_back, x, obs, sg.cols);
+      if (a.send)
+        pending[s] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
+      else  // t == L: all c observations of this segment are in rows 0 … c-1
+        backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, sg.col0, sg.cols, sg.kc, scale);
+    }
+  }
+  backend_.Synchronize();
+}
+
+}  // namespace cerar

@@ -1,0 +1,156 @@
+// CPU compute back end: Encode and Decode are GEMMs on Eigen maps of the caller's strided rows
+// (no copies), Step is one fused elementwise pass. float32 and float64 buffers; the matrices are
+// converted to the buffer's precision once, in SetMatrices.
+#include <Eigen/Core>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "cerar/format/errors.h"
+#include "cerar/runtime/backend.h"
+
+namespace cerar {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using StridedMap = Eigen::Map<RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using ConstStridedMap = Eigen::Map<const RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+class CpuBackend final : public ComputeBackend {
+ public:
+  MemorySpace memory_space() const override { return MemorySpace::kHost; }
+
+  void* Allocate(std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void Free(void* ptr) override { std::free(ptr); }
+
+  void SetMatrices(const MatrixXd& encoder, const MatrixXd& decoder) override {
+    if (decoder.rows() != decoder.cols() || encoder.cols() != decoder.rows())
+      throw InvalidArgument("cpu backend: encoder is " + std::to_string(encoder.rows()) + "x" +
+                            std::to_string(encoder.cols()) + " and decoder " +
+                            std::to_string(decoder.rows()) + "x" +
+                            std::to_string(decoder.cols()) + ", expected L x c and c x c");
+    e64_ = encoder;
+    d64_ = decoder;
+    e32_ = encoder.cast<float>();
+    d32_ = decoder.cast<float>();
+  }
+
+  void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
+              int kc, void* enc, std::size_t ld) override {
+    if (dtype == DType::kFloat32)
+      EncodeT<float>(e32_, static_cast<const float*>(g), m, col0, cols, kc,
+                     static_cast<float*>(enc), ld);
+    else if (dtype == DType::kFloat64)
+      EncodeT<double>(e64_, static_cast<const double*>(g), m, col0, cols, kc,
+                      static_cast<double*>(enc), ld);
+    else
+      Unsupported(dtype);
+  }
+
+  void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
+            void* obs, std::size_t len) override {
+    if (dtype == DType::kFloat32)
+      StepT<float>(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
+                   static_cast<const float*>(e_back), static_cast<float*>(x),
+                   static_cast<float*>(obs), len);
+    else if (dtype == DType::kFloat64)
+      StepT<double>(static_cast<const double*>(e_now), static_cast<const double*>(y_prev),
+                    static_cast<const double*>(e_back), static_cast<double*>(x),
+                    static_cast<double*>(obs), len);
+    else
+      Unsupported(dtype);
+  }
+
+  void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
+              std::size_t col0, std::size_t cols, int kc, double scale) override {
+    if (dtype == DType::kFloat32)
+      DecodeT<float>(d32_, static_cast<const float*>(obs), ld, static_cast<float*>(g), m, col0,
+                     cols, kc, static_cast<float>(scale));
+    else if (dtype == DType::kFloat64)
+      DecodeT<double>(d64_, static_cast<const double*>(obs), ld, static_cast<double*>(g), m, col0,
+                      cols, kc, scale);
+    else
+      Unsupported(dtype);
+  }
+
+ private:
+  [[noreturn]] static void Unsupported(DType dtype) {
+    throw InvalidArgument("cpu backend: dtype " + ToString(dtype) + " not supported, use f32 or f64");
+  }
+
+  void CheckKc(int kc, Eigen::Index c) const {
+    if (kc < 1 || kc > c)
+      throw InvalidArgument("cpu backend: kc = " + std::to_string(kc) + " outside [1, c = " +
+                            std::to_string(c) + "]");
+  }
+
+  template <typename T>
+  void EncodeT(const RowMat<T>& E, const T* g, std::size_t m, std::size_t col0, std::size_t cols,
+               int kc, T* enc, std::size_t ld) const {
+    CheckKc(kc, E.cols());
+    ConstStridedMap<T> G(g + col0, kc, cols, Eigen::OuterStride<>(m));
+    StridedMap<T> X(enc + col0, E.rows(), cols, Eigen::OuterStride<>(ld));
+    X.noalias() = E.leftCols(kc) * G;  // (L x kc)(kc x cols): padding components read as zero
+  }
+
+  template <typename T>
+  static void StepT(const T* e_now, const T* y_prev, const T* e_back, T* x, T* obs,
+                    std::size_t len) {
+    // tmp = y_prev - e_back is written to obs first (obs may alias y_prev), then x reads it.
+    using M = Eigen::Map<const Vec<T>>;
+    using W = Eigen::Map<Vec<T>>;
+    const Eigen::Index n = static_cast<Eigen::Index>(len);
+    if (obs) {
+      W o(obs, n);
+      if (y_prev && e_back) o = M(y_prev, n) - M(e_back, n);
+      else if (y_prev) { if (obs != y_prev) o = M(y_prev, n); }
+      else if (e_back) o = -M(e_back, n);
+      else o.setZero();
+      if (x) {
+        if (e_now) W(x, n) = M(e_now, n) + M(obs, n);
+        else W(x, n) = M(obs, n);
+      }
+      return;
+    }
+    if (!x) return;
+    W out(x, n);
+    if (e_now && y_prev && e_back) out = M(e_now, n) + (M(y_prev, n) - M(e_back, n));
+    else if (e_now && y_prev) out = M(e_now, n) + M(y_prev, n);
+    else if (e_now && e_back) out = M(e_now, n) - M(e_back, n);
+    else if (y_prev && e_back) out = M(y_prev, n) - M(e_back, n);
+    else if (e_now) out = M(e_now, n);
+    else if (y_prev) out = M(y_prev, n);
+    else if (e_back) out = -M(e_back, n);
+    else out.setZero();
+  }
+
+  template <typename T>
+  void DecodeT(const RowMat<T>& D, const T* obs, std::size_t ld, T* g, std::size_t m,
+               std::size_t col0, std::size_t cols, int kc, T scale) const {
+    CheckKc(kc, D.rows());
+    ConstStridedMap<T> O(obs + col0, D.cols(), cols, Eigen::OuterStride<>(ld));
+    StridedMap<T> G(g + col0, kc, cols, Eigen::OuterStride<>(m));
+    G.noalias() += D.topRows(kc) * O;  // rows k < kc only: padding is never written
+    if (scale != T(1)) G *= scale;
+  }
+
+  RowMat<double> e64_, d64_;
+  RowMat<float> e32_, d32_;
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeBackend> CreateCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace cerar

@@ -1,0 +1,29 @@
+#pragma once
+// Argument rules of the CUDA back end, checked on the host before anything is enqueued (so they
+// are testable without a device). Each throws InvalidArgument naming the call, value and rule.
+#include <cstddef>
+
+#include "cerar/format/design.h"
+#include "cerar/runtime/transport.h"
+
+namespace cerar::cuda {
+
+const char* DTypeName(DType dtype);
+
+// E is L x c with L >= c >= 1 (L = c + N - 2, N >= 2); D is c x c; all entries finite.
+void CheckMatrices(const MatrixXd& encoder, const MatrixXd& decoder);
+
+// Shared rules of Encode/Decode for a column range [col0, col0 + cols) of rows of m elements
+// with row stride ld, and kc of c components present. `c` < 1 means SetMatrices was not called.
+void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0,
+                  std::size_t cols, int kc, int c, std::size_t ld);
+
+void CheckEncode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
+                 int kc, int c, const void* enc, std::size_t ld);
+
+void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, std::size_t m,
+                 std::size_t col0, std::size_t cols, int kc, int c, double scale);
+
+void CheckStep(DType dtype);
+
+}  // namespace cerar::cuda

@@ -1,0 +1,192 @@
+// CUDA compute back end: Encode and Decode as one cuBLAS GEMM each (row-major operands handed
+// to column-major cuBLAS as their transposes), Step as one fused kernel (kernels.cu).
+#include "cerar/runtime/cuda/cuda_backend.h"
+
+#include <cublas_v2.h>
+
+#include <array>
+#include <vector>
+
+#include "arguments.h"
+#include "cerar/runtime/cuda/checks.h"
+#include "device_buffer.h"
+#include "kernels.h"
+
+namespace cerar {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda::DeviceGuard;
+
+constexpr int kDTypes = 4;
+int Index(DType dtype) { return static_cast<int>(dtype); }
+
+std::size_t ElementSize(DType dtype) {
+  return dtype == DType::kFloat64 ? 8 : dtype == DType::kFloat32 ? 4 : 2;
+}
+
+cudaDataType_t DataType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return CUDA_R_32F;
+    case DType::kFloat64: return CUDA_R_64F;
+    case DType::kBFloat16: return CUDA_R_16BF;
+    case DType::kFloat16: return CUDA_R_16F;
+  }
+  return CUDA_R_32F;
+}
+
+// float32 accumulation for every type but float64; alpha/beta are then float.
+bool IsDouble(DType dtype) { return dtype == DType::kFloat64; }
+
+class CudaBackend final : public ComputeBackend {
+ public:
+  explicit CudaBackend(cudaStream_t stream) : stream_(stream) {
+    CERAR_CUDA_CHECK(cudaGetDevice(&device_));
+    int sms = 0;
+    CERAR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    max_blocks_ = sms * 8;  // a few waves; the step kernel is grid-stride
+    CERAR_CUBLAS_CHECK(cublasCreate(&handle_));
+    try {
+      CERAR_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
+      // Pure float32 arithmetic for float32 buffers (no TF32), so results match the CPU; and
+      // for bf16/f16 buffers every reduction (split-K included) stays in float32 instead of
+      // being rounded to the buffer type on the way.
+      CERAR_CUBLAS_CHECK(cublasSetMathMode(
+          handle_, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+      CERAR_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
+    } catch (...) {
+      CERAR_CUBLAS_REPORT(cublasDestroy(handle_));
+      throw;
+    }
+  }
+
+  ~CudaBackend() override {
+    // Outstanding work may still read the matrices.
+    CERAR_CUDA_REPORT(cudaStreamSynchronize(stream_));
+    CERAR_CUBLAS_REPORT(cublasDestroy(handle_));
+  }
+
+  MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+
+  void* Allocate(std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    DeviceGuard guard(device_);
+    void* ptr = nullptr;
+    CERAR_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+    return ptr;
+  }
+
+  void Free(void* ptr) override {
+    if (ptr == nullptr) return;
+    DeviceGuard guard(device_);
+    CERAR_CUDA_CHECK(cudaFree(ptr));  // synchronises: no kernel can still be using it
+  }
+
+  void SetMatrices(const MatrixXd& encoder, const MatrixXd& decoder) override {
+    cuda::CheckMatrices(encoder, decoder);
+    DeviceGuard guard(device_);
+    // Work already enqueued may still read the old matrices.
+    CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto L = static_cast<std::size_t>(encoder.rows());
+    const auto c = static_cast<std::size_t>(encoder.cols());
+    // MatrixXd is row-major: the device copies keep that layout (row t of E at t * c).
+    std::array<DeviceBuffer, kDTypes> enc, dec;
+    DeviceBuffer enc64(L * c * 8), dec64(c * c * 8);
+    CERAR_CUDA_CHECK(cudaMemcpyAsync(enc64.get(), encoder.data(), L * c * 8,
+                                     cudaMemcpyHostToDevice, stream_));
+    CERAR_CUDA_CHECK(cudaMemcpyAsync(dec64.get(), decoder.data(), c * c * 8,
+                                     cudaMemcpyHostToDevice, stream_));
+    for (DType t : {DType::kFloat32, DType::kBFloat16, DType::kFloat16}) {
+      enc[Index(t)] = DeviceBuffer(L * c * ElementSize(t));
+      dec[Index(t)] = DeviceBuffer(c * c * ElementSize(t));
+      cuda::LaunchConvertFromDouble(t, static_cast<const double*>(enc64.get()),
+                                    enc[Index(t)].get(), L * c, stream_);
+      cuda::LaunchConvertFromDouble(t, static_cast<const double*>(dec64.get()),
+                                    dec[Index(t)].get(), c * c, stream_);
+    }
+    // The host matrices and the float64 staging copies must outlive the copies and kernels.
+    CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    enc[Index(DType::kFloat64)] = std::move(enc64);
+    dec[Index(DType::kFloat64)] = std::move(dec64);
+    enc_ = std::move(enc);
+    dec_ = std::move(dec);
+    L_ = static_cast<int>(L);
+    c_ = static_cast<int>(c);
+  }
+
+  void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
+              int kc, void* enc, std::size_t ld) override {
+    cuda::CheckEncode(dtype, g, m, col0, cols, kc, c_, enc, ld);
+    if (cols == 0) return;
+    DeviceGuard guard(device_);
+    const std::size_t es = ElementSize(dtype);
+    char* out = static_cast<char*>(enc) + col0 * es;
+    if (kc == 0) {  // all components are padding here: encoded rows are zero
+      CERAR_CUDA_CHECK(cudaMemset2DAsync(out, ld * es, 0, cols * es, L_, stream_));
+      return;
+    }
+    // Row-major enc (L x cols, stride ld) = E (L x kc, stride c) * G (kc x cols, stride m);
+    // column-major that is enc^T = G^T * E^T.
+    const char* in = static_cast<const char*>(g) + col0 * es;
+    Gemm(dtype, cols, L_, kc, 1.0, in, m, enc_[Index(dtype)].get(), c_, 0.0, out, ld);
+  }
+
+  void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
+            void* obs, std::size_t len) override {
+    cuda::CheckStep(dtype);
+    if (len == 0 || (x == nullptr && obs == nullptr)) return;
+    DeviceGuard guard(device_);
+    cuda::LaunchStep(dtype, e_now, y_prev, e_back, x, obs, len, max_blocks_, stream_);
+  }
+
+  void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
+              std::size_t col0, std::size_t cols, int kc, double scale) override {
+    cuda::CheckDecode(dtype, obs, ld, g, m, col0, cols, kc, c_, scale);
+    if (cols == 0 || kc == 0) return;
+    DeviceGuard guard(device_);
+    const std::size_t es = ElementSize(dtype);
+    // Row-major g (kc x cols, stride m) = scale * (g + D[:kc, :] (stride c) * obs (c x cols,
+    // stride ld)); column-major: g^T = scale * obs^T * D^T + scale * g^T.
+    const char* o = static_cast<const char*>(obs) + col0 * es;
+    char* out = static_cast<char*>(g) + col0 * es;
+    Gemm(dtype, cols, kc, c_, scale, o, ld, dec_[Index(dtype)].get(), c_, scale, out, m);
+  }
+
+  void Synchronize() override {
+    DeviceGuard guard(device_);
+    CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  // Column-major C (rows x n, ldc) = alpha * A (rows x k, lda) * B (k x n, ldb) + beta * C.
+  void Gemm(DType dtype, std::size_t rows, std::size_t n, std::size_t k, double alpha,
+            const void* A, std::size_t lda, const void* B, std::size_t ldb, double beta, void* C,
+            std::size_t ldc) {
+    const cudaDataType_t type = DataType(dtype);
+    const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+    const void* pa = IsDouble(dtype) ? static_cast<const void*>(&alpha) : &alpha32;
+    const void* pb = IsDouble(dtype) ? static_cast<const void*>(&beta) : &beta32;
+    const cublasComputeType_t compute = IsDouble(dtype) ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    CERAR_CUBLAS_CHECK(cublasGemmEx_64(
+        handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<std::int64_t>(rows),
+        static_cast<std::int64_t>(n), static_cast<std::int64_t>(k), pa, A, type,
+        static_cast<std::int64_t>(lda), B, type, static_cast<std::int64_t>(ldb), pb, C, type,
+        static_cast<std::int64_t>(ldc), compute, CUBLAS_GEMM_DEFAULT));
+  }
+
+  cudaStream_t stream_;
+  int device_ = 0;
+  int max_blocks_ = 1;
+  cublasHandle_t handle_ = nullptr;
+  int L_ = 0, c_ = 0;  // c_ = 0 until SetMatrices
+  std::array<DeviceBuffer, kDTypes> enc_, dec_;  // E (L x c) and D (c x c) per dtype, row-major
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeBackend> CreateCudaBackend(cudaStream_t stream) {
+  return std::make_unique<CudaBackend>(stream);
+}
+
+}  // namespace cerar

@@ -1,0 +1,29 @@
+// DType helpers declared in cerar/runtime/transport.h.
+#include <string>
+
+#include "cerar/format/errors.h"
+#include "cerar/runtime/transport.h"
+
+namespace cerar {
+
+std::size_t SizeOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat64: return 8;
+    case DType::kBFloat16: return 2;
+    case DType::kFloat16: return 2;
+  }
+  throw InvalidArgument("dtype: unknown value " + std::to_string(static_cast<int>(dtype)));
+}
+
+std::string ToString(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "f32";
+    case DType::kFloat64: return "f64";
+    case DType::kBFloat16: return "bf16";
+    case DType::kFloat16: return "f16";
+  }
+  throw InvalidArgument("dtype: unknown value " + std::to_string(static_cast<int>(dtype)));
+}
+
+}  // namespace cerar

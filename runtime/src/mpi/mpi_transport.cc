@@ -1,0 +1,159 @@
+// MPI transport (see cerar/runtime/mpi_transport.h).
+#include "cerar/runtime/mpi_transport.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstdio>
+#include <deque>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cerar/format/errors.h"
+#include "mpi/mpi_check.h"
+
+namespace cerar {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class MpiTransport final : public Transport {
+ public:
+  MpiTransport(MPI_Comm comm, MpiTransportOptions options) : options_(options) {
+    if (!(options.timeout_s > 0))
+      throw InvalidArgument("MPI transport: timeout " + std::to_string(options.timeout_s) +
+                            " s, expected > 0");
+    // The caller's communicator keeps its own error handler; ours returns error codes.
+    CERAR_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+    CERAR_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    CERAR_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    CERAR_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  }
+
+  ~MpiTransport() override {
+    // With requests still pending (a run that threw), freeing the communicator could block;
+    // the program is about to abort anyway, so leave it to MPI_Abort / MPI_Finalize.
+    // A transport that outlives MPI_Finalize (a static) must not touch MPI any more.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (pending_.empty() && !finalized) MPI_Comm_free(&comm_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
+    if (bytes > static_cast<std::size_t>(INT_MAX))
+      throw InvalidArgument("MPI transport: message of " + std::to_string(bytes) +
+                            " bytes exceeds INT_MAX; use a smaller segment size");
+    const int n = static_cast<int>(bytes);
+    Pending p;
+    p.bytes = bytes;
+    CERAR_MPI_CHECK(MPI_Irecv(recv, n, MPI_BYTE, prev(), options_.tag, comm_, &p.req[0]));
+    CERAR_MPI_CHECK(
+        MPI_Isend(const_cast<void*>(send), n, MPI_BYTE, next(), options_.tag, comm_, &p.req[1]));
+    pending_.push_back(p);
+    bytes_sent_ += bytes;
+    return next_handle_++;
+  }
+
+  void Wait(Handle handle) override {
+    if (handle >= next_handle_)
+      throw InvalidArgument("MPI transport: rank " + std::to_string(rank_) +
+                            " waits on exchange " + std::to_string(handle) + " never started");
+    while (completed_ <= handle) {
+      Pending& p = pending_.front();
+      const auto deadline = Clock::now() + Timeout();
+      for (int spins = 0;; ++spins) {
+        int recv_done = 0, send_done = 0;
+        CERAR_MPI_CHECK(MPI_Test(&p.req[0], &recv_done, MPI_STATUS_IGNORE));
+        CERAR_MPI_CHECK(MPI_Test(&p.req[1], &send_done, MPI_STATUS_IGNORE));
+        if (recv_done && send_done) break;
+        if (Clock::now() > deadline) {
+          if (!recv_done)
+            throw TransportError("rank " + std::to_string(rank_) + ": no data from rank " +
+                                 std::to_string(prev()) + " for " + Seconds() +
+                                 " (MPI transport, exchange " + std::to_string(completed_) +
+                                 ", " + std::to_string(p.bytes) + " bytes)");
+          throw TransportError("rank " + std::to_string(rank_) + ": rank " +
+                               std::to_string(next()) + " took no data for " + Seconds() +
+                               " (MPI transport, exchange " + std::to_string(completed_) + ")");
+        }
+        // Oversubscribed ranks (more ranks than cores) must give the core away.
+        if (spins > 64) std::this_thread::yield();
+      }
+      pending_.pop_front();
+      ++completed_;
+    }
+  }
+
+  void CheckAgreement(const std::string& what, std::uint64_t value) override {
+    std::vector<unsigned long long> all(size_);
+    unsigned long long mine = value;
+    MPI_Request req;
+    CERAR_MPI_CHECK(MPI_Iallgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1,
+                                   MPI_UNSIGNED_LONG_LONG, comm_, &req));
+    const auto deadline = Clock::now() + Timeout();
+    for (int done = 0, spins = 0; !done; ++spins) {
+      CERAR_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+      if (!done && Clock::now() > deadline)
+        throw TransportError("rank " + std::to_string(rank_) + ": not every rank joined the check "
+                             "of " + what + " within " + Seconds() + " (MPI transport)");
+      if (!done && spins > 64) std::this_thread::yield();
+    }
+    for (int r = 0; r < size_; ++r)
+      if (all[r] != all[0])
+        throw TransportError("ranks disagree on " + what + ": rank 0 has " +
+                             std::to_string(all[0]) + ", rank " + std::to_string(r) + " has " +
+                             std::to_string(all[r]) + " (seen by rank " + std::to_string(rank_) +
+                             ")");
+  }
+
+  std::uint64_t bytes_sent() const override { return bytes_sent_; }
+  void ResetCounters() override { bytes_sent_ = 0; }
+
+ private:
+  struct Pending {
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::size_t bytes = 0;
+  };
+  int next() const { return (rank_ + 1) % size_; }
+  int prev() const { return (rank_ + size_ - 1) % size_; }
+  Clock::duration Timeout() const {
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(options_.timeout_s));
+  }
+  std::string Seconds() const {
+    std::ostringstream s;
+    s << options_.timeout_s << " s";
+    return s.str();
+  }
+
+  MpiTransportOptions options_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  std::deque<Pending> pending_;
+  Handle next_handle_ = 0, completed_ = 0;
+  std::uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> CreateMpiTransport(MPI_Comm comm, MpiTransportOptions options) {
+  return std::make_unique<MpiTransport>(comm, options);
+}
+
+void AbortOnError(const std::exception& error, int code) {
+  int rank = -1, initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, error.what());
+  std::fflush(stderr);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace cerar

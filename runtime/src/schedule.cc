@@ -1,0 +1,73 @@
+// Pure schedule functions: see cerar/runtime/schedule.h and the derivation in coded_allreduce.cc.
+#include "cerar/runtime/schedule.h"
+
+#include <algorithm>
+#include <string>
+
+#include "cerar/format/errors.h"
+
+namespace cerar {
+namespace {
+void CheckNc(int N, int c) {
+  if (N < 2) throw InvalidArgument("schedule: N = " + std::to_string(N) + ", expected N >= 2");
+  if (c < 1) throw InvalidArgument("schedule: c = " + std::to_string(c) + ", expected c >= 1");
+}
+}  // namespace
+
+int NumRounds(int N, int c) {
+  CheckNc(N, c);
+  return c + N - 2;
+}
+
+RoundActions RoundSchedule(int N, int c, int t) {
+  const int L = NumRounds(N, c);
+  if (t < 0 || t > L)
+    throw InvalidArgument("schedule: round t = " + std::to_string(t) + " outside [0, L = " +
+                          std::to_string(L) + "] for N = " + std::to_string(N) +
+                          ", c = " + std::to_string(c));
+  RoundActions a;
+  a.t = t;
+  a.recv_read = t >= 1 ? t - 1 : -1;      // y(-1) = 0
+  a.e_now = t < L ? t : -1;               // e(t) = 0 for t >= L
+  a.e_back = t - N >= 0 ? t - N : -1;     // e(t-N) = 0 for t < N; t-N <= c-2 < L always
+  a.obs = (t - 1 >= N - 2) ? t - 1 - (N - 2) : -1;  // o(t-1) for t-1 in [N-2, L-1]
+  a.send = t < L;
+  return a;
+}
+
+int WorkspaceLayout::recv_row(int t) const {
+  if (t < 0 || t >= L)
+    throw InvalidArgument("workspace: y(" + std::to_string(t) + ") outside rounds [0, " +
+                          std::to_string(L) + ")");
+  if (t >= N) return enc_row(t - N);  // e(t-N) was read by this round's step: reuse its row
+  if (t == N - 1) return 1;
+  return 0;  // y(0) … y(N-2) share row 0: each is consumed before the next one arrives
+}
+
+WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
+  WorkspaceLayout w;
+  w.N = N;
+  w.c = c;
+  w.L = NumRounds(N, c);
+  return w;
+}
+
+std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols) {
+  if (c < 1) throw InvalidArgument("segments: c = " + std::to_string(c) + ", expected c >= 1");
+  if (max_cols == 0) throw InvalidArgument("segments: segment size 0, expected >= 1 column");
+  std::vector<Segment> out;
+  if (count == 0) return out;
+  const std::size_t m = (count + c - 1) / c;
+  // Component k has data at column col iff k m + col < count: q full components, and one more
+  // (component q) for the first r columns.
+  const std::size_t q = count / m, r = count % m;
+  auto cut = [&](std::size_t from, std::size_t to, int kc) {
+    for (std::size_t col = from; col < to; col += max_cols)
+      out.push_back({col, std::min(max_cols, to - col), kc});
+  };
+  cut(0, r, static_cast<int>(q + 1));
+  cut(r, m, static_cast<int>(q));
+  return out;
+}
+
+}  // namespace cerar

@@ -1,0 +1,60 @@
+"""Keeps the useful designs of a generated catalogue and writes matrices/README.md.
+
+Usage: catalogue_readme.py GENERATED_DIR MATRICES_DIR USEFUL_ERROR
+Standard library only; reads the design files through scripts/read_design.py.
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import read_design  # noqa: E402
+
+
+def main():
+    src, dst, useful = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    kept, dropped = [], []
+    for name in sorted(os.listdir(src), key=lambda n: [int(x) for x in n[5:-5].replace("_c", " ").split()]):
+        d = read_design.load(os.path.join(src, name))
+        f = d["figures"]
+        n, c = d["N"], d["c"]
+        row = {
+            "file": name, "N": n, "c": c, "L": c + n - 2,
+            "traffic": (c + n - 2) / c, "ring": 2 * (n - 1) / n,
+            "err_rms": f["err_rms"], "pred32": f["predicted_error"]["float32"],
+            "kappa_dec": f["kappa_dec"], "eps": d["provenance"]["parameters"].get("eps", 0.0),
+        }
+        if row["pred32"] <= useful:
+            kept.append(row)
+            shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+        else:
+            dropped.append(row)
+    lines = [
+        "# Design catalogue",
+        "",
+        "Float32-tuned eps designs (PROTOCOL.md §6), written by `scripts/make-catalogue`",
+        "(`cerar design --construction eps --tune float32`, then `cerar validate`). Every file",
+        "here is checked by the test suite. Traffic is per-rank bytes sent over d; the ring",
+        "all-reduce sends 2(N-1)/N d. Predicted float32 error is docs/error-model.md's model.",
+        "",
+        "| N | c | L | eps | traffic | ring | traffic/ring | err_rms | predicted float32 error | kappa_dec | file |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in kept:
+        lines.append(
+            f"| {r['N']} | {r['c']} | {r['L']} | {r['eps']:.3g} | {r['traffic']:.3f} | {r['ring']:.3f} | "
+            f"{r['traffic'] / r['ring']:.2f} | {r['err_rms']:.2e} | {r['pred32']:.2e} | "
+            f"{r['kappa_dec']:.2e} | [{r['file']}]({r['file']}) |")
+    if dropped:
+        lines += ["", f"Left out: predicted float32 error above {useful:g}, too large to be a useful",
+                  "approximation of a gradient sum (the error floor rises as c/N grows, because",
+                  "kappa grows like eps^-r* with r* = ceil(c/N) - 1):", "",
+                  "| N | c | eps | err_rms | predicted float32 error | kappa_dec |", "|---|---|---|---|---|---|"]
+        for r in dropped:
+            lines.append(f"| {r['N']} | {r['c']} | {r['eps']:.3g} | {r['err_rms']:.2e} | {r['pred32']:.2e} | {r['kappa_dec']:.2e} |")
+    with open(os.path.join(dst, "README.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

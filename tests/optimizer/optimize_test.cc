@@ -1,0 +1,180 @@
+// Optimize and ParetoFront: results meet the kappa budget in high precision, are never worse
+// than their eps start point, are reproducible for a seed; bad options are rejected.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "cerar/design/optimizer.h"
+#include "cerar/design/toolkit.h"
+#include "cerar/format/errors.h"
+
+namespace cerar::design {
+namespace {
+
+OptimizeOptions Small(int N, int c, double kappa, int evaluations) {
+  OptimizeOptions o;
+  o.N = N;
+  o.c = c;
+  o.kappa_max = kappa;
+  o.max_evaluations = evaluations;
+  o.time_limit_s = 300;  // the evaluation budget is the stop, so runs are reproducible
+  return o;
+}
+
+// The objective's figure of the eps start point, recomputed independently of Optimize.
+double StartObjective(const Design& d, Objective objective) {
+  ConstructionOptions co;
+  co.N = d.N();
+  co.c = d.c();
+  co.eps = d.provenance().parameters.at("start").at("eps").get<double>();
+  co.precision = Precision::kMp50;
+  const Figures f = Analyse(MakeConstruction(co), Precision::kMp50);
+  return objective == Objective::kRms ? f.err_rms : f.err_op;
+}
+
+using Case = std::tuple<int, int, Objective, bool>;  // N, c, objective, per-rank encoders
+class OptimizeP : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OptimizeP, MeetsBudgetInHighPrecisionAndNeverWorseThanStart) {
+  const auto [N, c, objective, per_rank] = GetParam();
+  OptimizeOptions o = Small(N, c, 1e3, 400);
+  o.objective = objective;
+  o.per_rank_encoders = per_rank;
+  const Design d = Optimize(o);
+  ASSERT_EQ(d.N(), N);
+  ASSERT_EQ(d.c(), c);
+  EXPECT_EQ(d.provenance().construction, "optimized");
+  const Figures hp = Analyse(d, Precision::kMp50);
+  EXPECT_LE(hp.kappa_dec, o.kappa_max);
+  EXPECT_LE(hp.kappa_enc, o.kappa_max);
+  const double got = objective == Objective::kRms ? hp.err_rms : hp.err_op;
+  const double start = StartObjective(d, objective);
+  EXPECT_LE(got, start * (1 + 1e-12));
+  const bool improved = d.provenance().parameters.at("improved").get<bool>();
+  if (improved) {
+    EXPECT_LT(got, start);
+  } else {
+    EXPECT_FALSE(d.notes().empty());  // "did not beat the eps start point"
+    EXPECT_NEAR(got / std::max(start, 1e-300), 1.0, 1e-9 + (start < 1e-13 ? 1e300 : 0));
+  }
+  if (c > N && N > 2) {
+    // Not exact: 400 evaluations of the search do beat the eps start.
+    EXPECT_TRUE(improved);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, OptimizeP,
+    ::testing::Values(Case{2, 1, Objective::kRms, false}, Case{2, 3, Objective::kRms, false},
+                      Case{4, 3, Objective::kRms, false}, Case{4, 8, Objective::kRms, false},
+                      Case{3, 5, Objective::kRms, false}, Case{5, 7, Objective::kOp, false},
+                      Case{4, 6, Objective::kOp, false}, Case{3, 5, Objective::kRms, true}),
+    [](const ::testing::TestParamInfo<Case>& tp) {
+      return "N" + std::to_string(std::get<0>(tp.param)) + "_c" +
+             std::to_string(std::get<1>(tp.param)) + "_" + ToString(std::get<2>(tp.param)) +
+             (std::get<3>(tp.param) ? "_perrank" : "");
+    });
+
+TEST(Optimize, DeterministicForASeed) {
+  OptimizeOptions o = Small(4, 6, 1e2, 300);
+  o.seed = 17;
+  const Design a = Optimize(o), b = Optimize(o);
+  ASSERT_EQ(a.encoders().size(), b.encoders().size());
+  for (std::size_t i = 0; i < a.encoders().size(); ++i)
+    EXPECT_TRUE(a.encoders()[i] == b.encoders()[i]) << "encoder " << i;
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  o.seed = 18;  // another seed starts elsewhere
+  const Design other = Optimize(o);
+  EXPECT_NE(a.fingerprint(), other.fingerprint());
+}
+
+TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
+  OptimizeOptions o = Small(4, 8, 1e2, 200);
+  const Design d = Optimize(o);
+  const auto& p = d.provenance().parameters;
+  EXPECT_EQ(p.at("kappa_max").get<double>(), 1e2);
+  EXPECT_EQ(p.at("objective").get<std::string>(), "rms");
+  EXPECT_EQ(p.at("optimizer").at("library").get<std::string>(), "NLopt");
+  EXPECT_EQ(p.at("optimizer").at("max_evaluations").get<int>(), 200);
+  EXPECT_EQ(p.at("start").at("construction").get<std::string>(), "eps");
+  EXPECT_TRUE(p.at("start").contains("figures"));
+  EXPECT_TRUE(p.at("result").contains("figures_float64"));
+  EXPECT_EQ(p.at("start").at("figures").at("precision").get<std::string>(), "mp50");
+}
+
+TEST(Optimize, ProgressIsReported) {
+  OptimizeOptions o = Small(4, 8, 1e3, 300);
+  o.progress_interval_s = 0;
+  int calls = 0;
+  double last_evaluations = 0;
+  o.progress = [&](const OptimizeProgress& p) {
+    ++calls;
+    EXPECT_GE(p.evaluations, last_evaluations);
+    last_evaluations = p.evaluations;
+    EXPECT_GT(p.objective, 0);
+    EXPECT_GE(p.elapsed_s, 0);
+  };
+  Optimize(o);
+  EXPECT_GT(calls, 10);
+}
+
+void ExpectRejected(const OptimizeOptions& o, const std::string& needle) {
+  try {
+    Optimize(o);
+    FAIL() << "expected InvalidArgument mentioning " << needle;
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Optimize, RejectsBadOptions) {
+  OptimizeOptions o = Small(4, 8, 1e3, 100);
+  o.kappa_max = 0.5;
+  ExpectRejected(o, "kappa_max = 0.5");
+  o.kappa_max = NAN;
+  ExpectRejected(o, "kappa_max = nan");
+  o = Small(4, 0, 1e3, 100);
+  ExpectRejected(o, "c = 0");
+  o = Small(1, 4, 1e3, 100);
+  ExpectRejected(o, "N = 1");
+  o = Small(4, 8, 1e3, 0);
+  ExpectRejected(o, "max_evaluations = 0");
+  o = Small(4, 8, 1e3, 100);
+  o.time_limit_s = 0;
+  ExpectRejected(o, "time_limit_s = 0");
+  o = Small(4, 8, 1e3, 100);
+  o.perturbation = -1;
+  ExpectRejected(o, "perturbation = -1");
+  o = Small(4, 4, 1.2, 100);  // exact construction with kappa_dec = sqrt(2) > 1.2
+  ExpectRejected(o, "kappa_max = 1.2");
+  EXPECT_THROW(ParseObjective("mean"), InvalidArgument);
+  EXPECT_THROW(ParseOptimizerAlgorithm("bfgs"), InvalidArgument);
+  EXPECT_EQ(ParseObjective("op"), Objective::kOp);
+  EXPECT_THROW(ParetoFront(4, 8, 1e3, 1e2, 3), InvalidArgument);
+  EXPECT_THROW(ParetoFront(4, 8, 0.5, 1e2, 3), InvalidArgument);
+  EXPECT_THROW(ParetoFront(4, 8, 1e2, 1e3, 0), InvalidArgument);
+}
+
+TEST(Pareto, FrontsMeetTheirBudgets) {
+  ParetoOptions po;
+  po.max_evaluations = 200;
+  const auto front = ParetoFront(4, 8, 1e2, 1e4, 3, po);
+  ASSERT_EQ(front.size(), 3u);
+  EXPECT_NEAR(front[1].kappa / 1e3, 1.0, 1e-12);
+  for (std::size_t k = 0; k < front.size(); ++k) {
+    const ParetoPoint& p = front[k];
+    ASSERT_TRUE(p.has_eps);
+    EXPECT_LE(p.eps_figures.kappa_dec, p.kappa);
+    ASSERT_TRUE(p.has_optimized);
+    EXPECT_LE(p.optimized_figures.kappa_dec, p.kappa);
+    EXPECT_LE(p.optimized_figures.kappa_enc, p.kappa);
+    if (k > 0) {
+      EXPECT_LT(p.eps_figures.err_rms, front[k - 1].eps_figures.err_rms);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cerar::design

@@ -1,0 +1,70 @@
+// The eps start point: meets the kappa budget, sits on its boundary, and trades error for kappa.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "cerar/design/optimizer.h"
+#include "cerar/format/errors.h"
+
+namespace cerar::design {
+namespace {
+
+using Case = std::tuple<int, int>;
+class StartP : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StartP, MeetsBudgetOnItsBoundary) {
+  const auto [N, c] = GetParam();
+  for (bool with_enc : {false, true}) {
+    const EpsAtKappa s = BestEpsWithinKappa(N, c, 1e3, with_enc);
+    EXPECT_LE(s.figures.kappa_dec, 1e3);
+    if (with_enc) {
+      EXPECT_LE(s.figures.kappa_enc, 1e3);
+    }
+    if (c > N) {
+      // The smallest err_rms is where the binding kappa reaches the budget (bisection to 1e-12
+      // in log eps).
+      const double binding = with_enc ? std::max(s.figures.kappa_dec, s.figures.kappa_enc)
+                                      : s.figures.kappa_dec;
+      EXPECT_NEAR(binding / 1e3, 1.0, 1e-4);
+      // A tighter budget costs error.
+      const EpsAtKappa tight = BestEpsWithinKappa(N, c, 1e2, with_enc);
+      EXPECT_GT(tight.figures.err_rms, s.figures.err_rms);
+    } else {
+      EXPECT_LT(s.figures.err_op, 1e-13);  // exact for c <= N
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, StartP,
+                         ::testing::Values(Case{2, 1}, Case{2, 3}, Case{4, 3}, Case{4, 8},
+                                           Case{5, 7}, Case{3, 7}),
+                         [](const ::testing::TestParamInfo<Case>& tp) {
+                           return "N" + std::to_string(std::get<0>(tp.param)) + "_c" +
+                                  std::to_string(std::get<1>(tp.param));
+                         });
+
+TEST(Start, EpsOneCluster) {
+  // r* = 1 (two nodes per root): kappa ~ 1/eps and err ~ eps, so err_rms * kappa_dec is nearly
+  // the same at kappa 1e3 and 1e4 (PROTOCOL.md §6: error O(eps), kappa ~ eps^-r*).
+  const EpsAtKappa a = BestEpsWithinKappa(4, 8, 1e3, false), b = BestEpsWithinKappa(4, 8, 1e4, false);
+  EXPECT_NEAR((a.figures.err_rms * 1e3) / (b.figures.err_rms * 1e4), 1.0, 2e-2);
+  EXPECT_NEAR(a.eps / b.eps, 10.0, 0.2);
+}
+
+TEST(Start, RejectsBadArguments) {
+  EXPECT_THROW(BestEpsWithinKappa(1, 4, 1e3, false), InvalidArgument);
+  EXPECT_THROW(BestEpsWithinKappa(4, 0, 1e3, false), InvalidArgument);
+  EXPECT_THROW(BestEpsWithinKappa(4, 8, 0.5, false), InvalidArgument);
+  EXPECT_THROW(BestEpsWithinKappa(4, 8, NAN, false), InvalidArgument);
+  // c = N is exact with kappa_dec = sqrt(2): a budget of 1.2 cannot be met.
+  try {
+    BestEpsWithinKappa(4, 4, 1.2, false);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("kappa_max = 1.2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cerar::design

@@ -1,0 +1,112 @@
+// The runtime on the toolkit's designs (cerar_design: eps and vandermonde constructions of
+// PROTOCOL.md §6 with moderate condition numbers): every rank's output equals
+// g_j + sum_{i != j} D_j W_ij g_i to rounding, exact designs give the exact sum, and the
+// measured error reproduces the design's stored err_rms within 20% for c > N.
+#include <gtest/gtest.h>
+
+#include "cases.h"
+#include "cerar/design/toolkit.h"
+#include "cerar/format/errors.h"
+#include "cerar/runtime/inprocess.h"
+#include "cerar/runtime/simulate.h"
+
+namespace cerar {
+namespace {
+
+struct Construct {
+  design::Construction kind;
+  int N, c;
+  double eps;
+};
+
+std::string Name(const ::testing::TestParamInfo<Construct>& info) {
+  const Construct& p = info.param;
+  return design::ToString(p.kind) + "_N" + std::to_string(p.N) + "_c" + std::to_string(p.c) +
+         "_eps" + std::to_string(int(std::round(-std::log10(p.eps) * 10)));
+}
+
+Design Make(const Construct& p) {
+  design::ConstructionOptions o;
+  o.construction = p.kind;
+  o.N = p.N;
+  o.c = p.c;
+  o.eps = p.eps;
+  return design::MakeConstruction(o);
+}
+
+// ||g_j|| + ||D_j||_2 sum_i ||E_i||_2 ||g_i||: packets carry ||E|| ||g||, the decoder amplifies
+// their rounding by ||D_j||, so this is the scale the rounding error lives on.
+template <typename T>
+double RoundingScale(const Design& d, const std::vector<std::vector<T>>& g, int j) {
+  auto norm2 = [](const MatrixXd& M) {
+    return Eigen::JacobiSVD<Eigen::MatrixXd>(M).singularValues()(0);
+  };
+  auto vnorm = [](const std::vector<T>& v) {
+    long double s = 0;
+    for (T x : v) s += (long double)x * x;
+    return double(std::sqrt(s));
+  };
+  double s = 0;
+  for (int i = 0; i < d.N(); ++i) s += norm2(d.encoder(i)) * vnorm(g[i]);
+  return vnorm(g[j]) + norm2(d.decoder(j)) * s;
+}
+
+class ConstructionTest : public ::testing::TestWithParam<Construct> {};
+
+TEST_P(ConstructionTest, EveryRankMatchesTheWindowFormula) {
+  const Construct p = GetParam();
+  const Design d = Make(p);
+  ASSERT_TRUE(d.figures());
+  ASSERT_LT(d.figures()->kappa_dec, 1e5) << "this test is for moderate condition numbers";
+  for (bool f32 : {false, true})
+    for (std::size_t count : {std::size_t(1), std::size_t(p.c - 1 ? p.c - 1 : 2), std::size_t(4099)}) {
+      std::vector<double> err(p.N), bound(p.N);
+      auto errors = RunInProcess(p.N, [&](Transport& tr) {
+        const int j = tr.rank();
+        auto run = [&](auto tag) {
+          using T = decltype(tag);
+          const test::RankOutcome r = test::CodedCase<T>(tr, d, count, 17, 512);
+          err[j] = r.err;
+          bound[j] = test::CodedTolerance(d, test::UnitRoundoff<T>()) *
+                     RoundingScale(d, test::Inputs<T>(p.N, count, 17), j);
+          EXPECT_EQ(r.bytes, r.expected_bytes);
+        };
+        if (f32) run(float{}); else run(double{});
+      });
+      for (auto& e : errors) ASSERT_FALSE(e) << ExceptionMessage(e);
+      for (int j = 0; j < p.N; ++j)
+        EXPECT_LE(err[j], bound[j]) << "rank " << j << (f32 ? " f32" : " f64") << " count "
+                                    << count;
+    }
+}
+
+TEST_P(ConstructionTest, MeasuredErrorMatchesTheStoredFigures) {
+  const Construct p = GetParam();
+  const Design d = Make(p);
+  SimulateOptions o;
+  o.count = std::size_t(p.c) * 30000;
+  o.dtype = DType::kFloat64;
+  o.run_ring = false;
+  const SimulateResult r = Simulate(d, o);
+  EXPECT_EQ(r.predicted_err_rms, d.figures()->err_rms);
+  if (p.c <= p.N) {  // exact: rounding only
+    EXPECT_LT(r.measured_err_rms, 1e3 * 0x1p-53 * d.figures()->kappa_dec);
+  } else {
+    EXPECT_NEAR(r.measured_err_rms, d.figures()->err_rms, 0.2 * d.figures()->err_rms);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Designs, ConstructionTest,
+    ::testing::Values(Construct{design::Construction::kEps, 4, 8, 1e-3},  // PROTOCOL.md §7
+                      Construct{design::Construction::kEps, 3, 5, 1e-2},
+                      Construct{design::Construction::kEps, 2, 3, 1e-1},
+                      Construct{design::Construction::kEps, 4, 4, 1e-3},  // exact
+                      Construct{design::Construction::kEps, 5, 3, 1e-3},  // exact, c < N
+                      Construct{design::Construction::kEps, 2, 1, 1e-3},  // plain exchange
+                      Construct{design::Construction::kVandermonde, 3, 4, 2e-1},
+                      Construct{design::Construction::kVandermonde, 4, 5, 3e-1}),
+    Name);
+
+}  // namespace
+}  // namespace cerar

@@ -1,0 +1,120 @@
+// In-process transport: ring exchange in order, byte counts, agreement checks, and faults
+// (timeouts naming the peer, abort when a rank throws) — errors, never hangs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+
+#include "cerar/format/errors.h"
+#include "cerar/runtime/inprocess.h"
+
+namespace cerar {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class InProcessRing : public ::testing::TestWithParam<int> {};
+
+TEST_P(InProcessRing, ExchangesArriveInOrderFromThePredecessor) {
+  const int N = GetParam();
+  const int rounds = 5;
+  auto errors = RunInProcess(N, [&](Transport& tr) {
+    const int r = tr.rank();
+    ASSERT_EQ(tr.size(), N);
+    std::vector<std::vector<int>> send(rounds), recv(rounds);
+    std::vector<Transport::Handle> h;
+    for (int k = 0; k < rounds; ++k) {
+      send[k].assign(k + 1, 100 * r + k);  // different size each exchange
+      recv[k].assign(k + 1, -1);
+      h.push_back(tr.StartExchange(send[k].data(), recv[k].data(), (k + 1) * sizeof(int)));
+    }
+    tr.Wait(h.back());  // completes every earlier handle too
+    for (int k = 0; k < rounds; ++k)
+      for (int v : recv[k]) EXPECT_EQ(v, 100 * ((r + N - 1) % N) + k);
+    EXPECT_EQ(tr.bytes_sent(), sizeof(int) * rounds * (rounds + 1) / 2);
+    tr.ResetCounters();
+    EXPECT_EQ(tr.bytes_sent(), 0u);
+  });
+  for (int r = 0; r < N; ++r) EXPECT_FALSE(errors[r]) << ExceptionMessage(errors[r]);
+}
+INSTANTIATE_TEST_SUITE_P(Sizes, InProcessRing, ::testing::Values(1, 2, 3, 5, 8));
+
+TEST(InProcess, AgreementPassesAndFailsOnEveryRank) {
+  auto ok = RunInProcess(3, [](Transport& tr) {
+    tr.CheckAgreement("count", 42);
+    tr.CheckAgreement("count", 43);  // a second check is a new generation
+  });
+  for (auto& e : ok) EXPECT_FALSE(e) << ExceptionMessage(e);
+  auto bad = RunInProcess(3, [](Transport& tr) {
+    tr.CheckAgreement("element count", tr.rank() == 2 ? 7 : 8);
+  });
+  for (auto& e : bad) {
+    ASSERT_TRUE(e);
+    EXPECT_NE(ExceptionMessage(e).find("ranks disagree on element count: rank 0 has 8, rank 2 "
+                                       "has 7"),
+              std::string::npos)
+        << ExceptionMessage(e);
+  }
+}
+
+TEST(InProcess, SilentPeerTimesOutNamingIt) {
+  InProcessOptions o;
+  o.timeout_s = 0.3;
+  const auto t0 = Clock::now();
+  auto errors = RunInProcess(3, [](Transport& tr) {
+    if (tr.rank() == 1) return;  // rank 1 never sends
+    int s = 1, r = 0;
+    tr.Wait(tr.StartExchange(&s, &r, sizeof s));
+  }, o);
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_LT(secs, 5.0);
+  ASSERT_TRUE(errors[2]);
+  EXPECT_NE(ExceptionMessage(errors[2]).find("rank 2: no data from rank 1 for 0.3 s"),
+            std::string::npos)
+      << ExceptionMessage(errors[2]);
+  EXPECT_FALSE(errors[1]);
+}
+
+TEST(InProcess, ThrowingRankAbortsItsPeersQuickly) {
+  InProcessOptions o;
+  o.timeout_s = 60;  // the abort flag, not the timeout, must end the others
+  const auto t0 = Clock::now();
+  auto errors = RunInProcess(4, [](Transport& tr) {
+    if (tr.rank() == 2) throw InvalidArgument("injected failure");
+    int s = 1, r = 0;
+    for (int k = 0; k < 3; ++k) tr.Wait(tr.StartExchange(&s, &r, sizeof s));
+  }, o);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(ExceptionMessage(errors[2]), "injected failure");
+  // Rank 3 waits for rank 2 and must be told why.
+  ASSERT_TRUE(errors[3]);
+  EXPECT_NE(ExceptionMessage(errors[3]).find("rank 2 failed: injected failure"), std::string::npos)
+      << ExceptionMessage(errors[3]);
+}
+
+TEST(InProcess, MismatchedMessageSizesAreAnError) {
+  InProcessOptions o;
+  o.timeout_s = 5;
+  auto errors = RunInProcess(2, [](Transport& tr) {
+    double s[2] = {1, 2}, r[2];
+    tr.Wait(tr.StartExchange(s, r, tr.rank() == 0 ? 8 : 16));
+  }, o);
+  bool any = false;
+  for (auto& e : errors)
+    if (e && ExceptionMessage(e).find("expected") != std::string::npos) any = true;
+  EXPECT_TRUE(any);
+}
+
+TEST(InProcess, BadArguments) {
+  EXPECT_THROW(InProcessWorld(0), InvalidArgument);
+  InProcessOptions o;
+  o.timeout_s = 0;
+  EXPECT_THROW(InProcessWorld(2, o), InvalidArgument);
+  InProcessWorld w(2);
+  EXPECT_THROW(w.MakeTransport(2), InvalidArgument);
+  auto t = w.MakeTransport(0);
+  EXPECT_THROW(t->Wait(0), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cerar

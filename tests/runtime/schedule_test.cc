@@ -1,0 +1,187 @@
+// The per-round schedule, the workspace layout and the segment plan, tested without arithmetic:
+// a symbolic run of the ring checks the schedule against the windows of PROTOCOL.md §4, a
+// liveness run checks that the layout never overwrites a vector still needed.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "cerar/format/errors.h"
+#include "cerar/runtime/schedule.h"
+
+namespace cerar {
+namespace {
+
+class ScheduleTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+// A vector as integer coefficients of the symbols e_i(t).
+using Sym = std::map<std::pair<int, int>, int>;
+Sym Add(Sym a, const Sym& b, int sign) {
+  for (const auto& [k, v] : b)
+    if ((a[k] += sign * v) == 0) a.erase(k);
+  return a;
+}
+
+TEST_P(ScheduleTest, SymbolicRingGivesTheWindows) {
+  const auto [N, c] = GetParam();
+  const int L = NumRounds(N, c);
+  ASSERT_EQ(L, c + N - 2);
+  auto e = [](int i, int t) { return Sym{{{i, t}, 1}}; };
+  std::vector<Sym> y_prev(N);  // y_i(t-1)
+  std::vector<std::vector<Sym>> obs(N, std::vector<Sym>(c));
+  std::vector<std::vector<bool>> obs_written(N, std::vector<bool>(c, false));
+  int sends = 0;
+  for (int t = 0; t <= L; ++t) {
+    const RoundActions a = RoundSchedule(N, c, t);
+    EXPECT_EQ(a.t, t);
+    std::vector<Sym> x(N);
+    for (int i = 0; i < N; ++i) {
+      Sym tmp = a.recv_read >= 0 ? y_prev[i] : Sym{};
+      if (a.recv_read >= 0) {
+        EXPECT_EQ(a.recv_read, t - 1);
+      }
+      if (a.e_back >= 0) tmp = Add(tmp, e(i, a.e_back), -1);
+      if (a.obs >= 0) {
+        ASSERT_LT(a.obs, c);
+        EXPECT_FALSE(obs_written[i][a.obs]) << "observation " << a.obs << " written twice";
+        obs[i][a.obs] = tmp;
+        obs_written[i][a.obs] = true;
+      }
+      if (a.send) x[i] = a.e_now >= 0 ? Add(tmp, e(i, a.e_now), 1) : tmp;
+    }
+    if (a.send) {
+      ++sends;
+      for (int i = 0; i < N; ++i) y_prev[(i + 1) % N] = x[i];
+    }
+  }
+  EXPECT_EQ(sends, L);  // §9: every rank sends exactly L vectors
+  for (int j = 0; j < N; ++j)
+    for (int r = 0; r < c; ++r) {
+      ASSERT_TRUE(obs_written[j][r]);
+      Sym expect;
+      for (int i = 0; i < N; ++i) {
+        if (i == j) continue;
+        const int s = ((j - 1 - i) % N + N) % N;
+        expect = Add(expect, e(i, N - 2 + r - s), 1);  // W_ij[r, :] = E_i[N-2+r-s_ij, :]
+      }
+      EXPECT_EQ(obs[j][r], expect) << "rank " << j << " observation " << r;
+    }
+}
+
+// Labels of what a workspace row holds.
+enum Kind { kNone, kE, kY, kO, kX };
+using Label = std::pair<Kind, int>;
+
+TEST_P(ScheduleTest, WorkspaceLayoutNeverOverwritesLiveVectors) {
+  const auto [N, c] = GetParam();
+  const WorkspaceLayout w = MakeWorkspaceLayout(N, c);
+  const int L = w.L;
+  EXPECT_EQ(w.rows(), c + N + 1);
+  std::vector<Label> row(w.rows(), {kNone, 0});
+  for (int t = 0; t < L; ++t) {
+    ASSERT_LT(w.enc_row(t), w.rows());
+    row[w.enc_row(t)] = {kE, t};
+  }
+  // e(t') is needed after step t iff it is read later: at t' (> t) or at t' + N (> t, <= L).
+  auto e_needed_after = [&](int tp, int t) { return tp > t || (tp + N > t && tp + N <= L); };
+  for (int t = 0; t <= L; ++t) {
+    const RoundActions a = RoundSchedule(N, c, t);
+    if (a.recv_read >= 0) {
+      EXPECT_EQ(row[w.recv_row(a.recv_read)], Label(kY, a.recv_read));
+    }
+    if (a.e_now >= 0) {
+      EXPECT_EQ(row[w.enc_row(a.e_now)], Label(kE, a.e_now));
+    }
+    if (a.e_back >= 0) {
+      EXPECT_EQ(row[w.enc_row(a.e_back)], Label(kE, a.e_back));
+    }
+    if (a.obs >= 0) {
+      ASSERT_GE(a.recv_read, 0);
+      EXPECT_EQ(w.obs_row(a.obs), w.recv_row(a.recv_read)) << "observation is made in place";
+      row[w.obs_row(a.obs)] = {kO, a.obs};
+    }
+    if (a.send) {
+      EXPECT_NE(w.send_row(), w.recv_row(t));
+      row[w.send_row()] = {kX, t};
+      const Label victim = row[w.recv_row(t)];
+      EXPECT_NE(victim.first, kO) << "round " << t << " receives over an observation";
+      if (victim.first == kE) {
+        EXPECT_FALSE(e_needed_after(victim.second, t))
+            << "round " << t << " overwrites e(" << victim.second << ")";
+      }
+      row[w.recv_row(t)] = {kY, t};
+    }
+  }
+  for (int r = 0; r < c; ++r) EXPECT_EQ(row[w.obs_row(r)], Label(kO, r));
+}
+
+INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
+                         ::testing::Values(std::make_tuple(2, 1), std::make_tuple(2, 2),
+                                           std::make_tuple(2, 5), std::make_tuple(3, 1),
+                                           std::make_tuple(3, 2), std::make_tuple(4, 3),
+                                           std::make_tuple(4, 4), std::make_tuple(4, 8),
+                                           std::make_tuple(5, 7), std::make_tuple(8, 16),
+                                           std::make_tuple(7, 30)),
+                         [](const auto& param_info) {
+                           return "N" + std::to_string(std::get<0>(param_info.param)) + "_c" +
+                                  std::to_string(std::get<1>(param_info.param));
+                         });
+
+TEST(Schedule, RejectsBadArguments) {
+  EXPECT_THROW(RoundSchedule(1, 3, 0), InvalidArgument);
+  EXPECT_THROW(RoundSchedule(4, 0, 0), InvalidArgument);
+  EXPECT_THROW(RoundSchedule(4, 3, -1), InvalidArgument);
+  EXPECT_THROW(RoundSchedule(4, 3, 6), InvalidArgument);  // L = 5
+  EXPECT_THROW(MakeWorkspaceLayout(4, 3).recv_row(5), InvalidArgument);
+}
+
+TEST(Schedule, FirstAndLastRoundsByHand) {
+  // N = 4, c = 3: L = 5. Round 0 sends e(0); round 3 is the first observation (o(2));
+  // round 4 subtracts e(0); round 5 only finishes o(4).
+  RoundActions a = RoundSchedule(4, 3, 0);
+  EXPECT_EQ(a.recv_read, -1);
+  EXPECT_EQ(a.e_now, 0);
+  EXPECT_EQ(a.e_back, -1);
+  EXPECT_EQ(a.obs, -1);
+  EXPECT_TRUE(a.send);
+  a = RoundSchedule(4, 3, 3);
+  EXPECT_EQ(a.obs, 0);
+  EXPECT_EQ(a.e_back, -1);
+  a = RoundSchedule(4, 3, 4);
+  EXPECT_EQ(a.e_back, 0);
+  EXPECT_EQ(a.obs, 1);
+  a = RoundSchedule(4, 3, 5);
+  EXPECT_FALSE(a.send);
+  EXPECT_EQ(a.e_now, -1);
+  EXPECT_EQ(a.e_back, 1);
+  EXPECT_EQ(a.obs, 2);
+}
+
+TEST(Segments, CoverColumnsWithTheRightComponentCount) {
+  for (int c : {1, 2, 3, 4, 7, 16})
+    for (std::size_t count : {0, 1, 2, 3, 5, 7, 15, 16, 17, 100, 1001})
+      for (std::size_t max_cols : {1, 2, 3, 1000}) {
+        const auto segs = PlanSegments(count, c, max_cols);
+        const std::size_t m = (count + c - 1) / c;
+        std::size_t next = 0;
+        for (const Segment& s : segs) {
+          ASSERT_EQ(s.col0, next);
+          ASSERT_GE(s.cols, 1u);
+          ASSERT_LE(s.cols, max_cols);
+          for (std::size_t col = s.col0; col < s.col0 + s.cols; ++col) {
+            int kc = 0;
+            for (int k = 0; k < c; ++k)
+              if (k * m + col < count) kc = k + 1;
+            ASSERT_EQ(s.kc, kc) << "count " << count << " c " << c << " col " << col;
+          }
+          next += s.cols;
+        }
+        EXPECT_EQ(next, m);
+      }
+  EXPECT_THROW(PlanSegments(10, 0, 4), InvalidArgument);
+  EXPECT_THROW(PlanSegments(10, 2, 0), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cerar

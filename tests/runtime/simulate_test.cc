@@ -1,0 +1,53 @@
+// Simulate: the numbers `cerar simulate` prints.
+#include <gtest/gtest.h>
+
+#include "cerar/format/errors.h"
+#include "cerar/runtime/simulate.h"
+#include "test_designs.h"
+
+namespace cerar {
+namespace {
+
+TEST(Simulate, ReportsBytesWorkspaceAndErrors) {
+  const int N = 4, c = 8;
+  const Design d = test::RandomDesign(N, c, 21);
+  SimulateOptions o;
+  o.count = 10001;  // not divisible by c or N
+  o.dtype = DType::kFloat32;
+  const SimulateResult r = Simulate(d, o);
+  const std::size_t m = (o.count + c - 1) / c;
+  EXPECT_EQ(r.bytes_sent_per_rank, std::uint64_t(c + N - 2) * m * 4);
+  EXPECT_EQ(r.ring_bytes_sent_per_rank, 2ull * (N - 1) * ((o.count + N - 1) / N) * 4);
+  EXPECT_EQ(r.workspace_bytes, std::size_t(c + N + 1) * m * 4);
+  // (1 + N/c) d + m elements, the bound of the issue plus one vector.
+  EXPECT_LE(r.workspace_bytes, ((1.0 + double(N) / c) * (c * m) + m) * 4 + 1e-9);
+  EXPECT_EQ(r.err_per_rank.size(), std::size_t(N));
+  EXPECT_GT(r.measured_err_rms, 0.0);
+  EXPECT_LT(r.ring_err, 1e-5);
+  EXPECT_GT(r.seconds, 0.0);
+  EXPECT_EQ(r.predicted_err_rms, ErrRmsFromMatrices(d));
+}
+
+TEST(Simulate, ExactDesignHasRoundingErrorOnly) {
+  const Design d = test::FourierDesign(4, 4);
+  SimulateOptions o;
+  o.count = 4096;
+  o.dtype = DType::kFloat64;
+  const SimulateResult r = Simulate(d, o);
+  EXPECT_LT(r.measured_err_rms, 1e-14);
+  EXPECT_LT(r.predicted_err_rms, 1e-14);
+}
+
+TEST(Simulate, CountZeroAndBadDType) {
+  const Design d = test::RandomDesign(2, 1, 1);
+  SimulateOptions o;
+  o.count = 0;
+  const SimulateResult r = Simulate(d, o);
+  EXPECT_EQ(r.bytes_sent_per_rank, 0u);
+  EXPECT_EQ(r.measured_err_rms, 0.0);
+  o.dtype = DType::kBFloat16;
+  EXPECT_THROW(Simulate(d, o), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cerar
