@@ -1,6 +1,6 @@
-// cerar-bench-compute [--N 8] [--elements 16777216] [--reps 5]
-// CPU encode and decode throughput of the back end (as the engine calls it: 1 MiB column
-// segments of strided rows, float32) for c in {8, 16, 32, 64}, against Eigen's own GEMM on the
+// cerar-bench-compute [--N 8] [--elements 16777216] [--reps 5] [--segment 1048576]
+// CPU encode and decode throughput of the back end (as the engine calls it: column segments of
+// `segment` bytes per row, default the engine's 1 MiB, float32) for c in {8, 16, 32, 64}, against Eigen's own GEMM on the
 // same shapes (contiguous column-major matrices, one call). GFLOP/s = 2 * rows * c * m / time;
 // the ratio is ours / Eigen's. Best of `reps` runs.
 #include <Eigen/Core>
@@ -34,24 +34,27 @@ double Best(int reps, F&& f) {
 
 int main(int argc, char** argv) {
   int N = 8, reps = 5;
-  std::size_t elements = std::size_t{1} << 24;
+  std::size_t elements = std::size_t{1} << 24, segment = std::size_t{1} << 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--N") N = std::atoi(argv[i + 1]);
     else if (a == "--elements") elements = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--reps") reps = std::atoi(argv[i + 1]);
+    else if (a == "--segment") segment = std::strtoull(argv[i + 1], nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: cerar-bench-compute [--N 8] [--elements n] [--reps 5]\n");
+      std::fprintf(stderr, "usage: cerar-bench-compute [--N 8] [--elements n] [--reps 5] "
+                           "[--segment bytes]\n");
       return 2;
     }
   }
-  if (N < 2 || reps < 1 || elements < 64) {
-    std::fprintf(stderr, "cerar-bench-compute: need N >= 2, reps >= 1, elements >= 64\n");
+  if (N < 2 || reps < 1 || elements < 64 || segment < sizeof(float)) {
+    std::fprintf(stderr, "cerar-bench-compute: need N >= 2, reps >= 1, elements >= 64, "
+                         "segment >= 4\n");
     return 2;
   }
-  std::printf("cerar-bench-compute: float32, N = %d, d = %zu elements, best of %d, "
-              "Eigen %d.%d.%d, SIMD %s\n",
-              N, elements, reps, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
+  std::printf("cerar-bench-compute: float32, N = %d, d = %zu elements, segment %zu bytes, "
+              "best of %d, Eigen %d.%d.%d, SIMD %s\n",
+              N, elements, segment, reps, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
               Eigen::SimdInstructionSetsInUse());
   std::printf("%4s %4s %10s | %12s %12s %6s | %12s %12s %6s\n", "c", "L", "m", "encode GF/s",
               "eigen GF/s", "ratio", "decode GF/s", "eigen GF/s", "ratio");
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
     std::vector<float> g(c * m), enc(L * m), obs(c * m);
     for (auto& v : g) v = normal(rng);
     for (auto& v : obs) v = normal(rng);
-    const auto segs = cerar::PlanSegments(c * m, c, (std::size_t{1} << 20) / sizeof(float));
+    const auto segs = cerar::PlanSegments(c * m, c, segment / sizeof(float));
     const double t_enc = Best(reps, [&] {
       for (const auto& s : segs)
         be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, enc.data(), m);

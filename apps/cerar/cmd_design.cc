@@ -1,8 +1,10 @@
 // cerar design: build a design (eps or vandermonde construction at a given eps, or tuned for a
 // target arithmetic), analyse it, print its report and optionally write the design file.
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
+#include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
@@ -22,9 +24,34 @@ struct DesignArgs {
   std::string precision = "auto";
   std::string output;
   bool json = false;
+  // --construction optimized (design/include/cerar/design/optimizer.h)
+  double kappa_max = std::nan("");
+  std::string objective = "rms";
+  double time_limit = 60;
+  std::uint64_t seed = 0;
+  bool per_rank = false;
 };
 
+Design BuildOptimized(const DesignArgs& a) {
+  design::OptimizeOptions o;
+  o.N = a.N;
+  o.c = a.c;
+  o.kappa_max = a.kappa_max;
+  o.objective = design::ParseObjective(a.objective);
+  o.time_limit_s = a.time_limit;
+  o.seed = a.seed;
+  o.per_rank_encoders = a.per_rank;
+  if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
+  // Progress on stderr, first after 1 s, so short runs stay quiet.
+  o.progress = [](const design::OptimizeProgress& p) {
+    std::fprintf(stderr, "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
+                 p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+  };
+  return design::Optimize(o);
+}
+
 Design BuildDesign(const DesignArgs& a) {
+  if (a.construction == "optimized") return BuildOptimized(a);
   design::Precision precision = design::ParsePrecision(a.precision);
   design::Construction construction = design::ParseConstruction(a.construction);
   if (!a.tune.empty()) {
@@ -47,8 +74,15 @@ void AddDesignCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("design", "Build a design, print its report, write it (-o)");
   cmd->add_option("-N,--ranks", args->N, "number of ranks N >= 2")->required();
   cmd->add_option("-c,--components", args->c, "components per gradient c >= 1")->required();
-  cmd->add_option("--construction", args->construction, "eps | vandermonde")
+  cmd->add_option("--construction", args->construction, "eps | vandermonde | optimized")
       ->capture_default_str();
+  cmd->add_option("--kappa-max", args->kappa_max,
+                  "optimized: bound on kappa_dec and kappa_enc (>= 1)");
+  cmd->add_option("--objective", args->objective, "optimized: rms | op")->capture_default_str();
+  cmd->add_option("--time-limit", args->time_limit, "optimized: seconds (> 0)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "optimized: seed")->capture_default_str();
+  cmd->add_flag("--per-rank", args->per_rank, "optimized: one encoder per rank (else shift-invariant)");
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option("--tune", args->tune,
                                    "pick eps for a target arithmetic: float32 | float64 | bfloat16");
@@ -59,7 +93,12 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
   cmd->callback([args, eps_opt, tune_opt] {
-    if (eps_opt->count() == 0 && tune_opt->count() == 0)
+    const bool optimized = args->construction == "optimized";
+    if (optimized && (eps_opt->count() > 0 || tune_opt->count() > 0))
+      throw CliError("design: --construction optimized takes --kappa-max, not --eps or --tune");
+    if (optimized && std::isnan(args->kappa_max))
+      throw CliError("design: --construction optimized needs --kappa-max VALUE");
+    if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
       throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
       throw InvalidArgument("--eps " + std::to_string(args->eps) +

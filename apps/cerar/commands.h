@@ -19,5 +19,6 @@ void AddValidateCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 void AddSweepCommand(CLI::App& app);
 void AddSimulateCommand(CLI::App& app);
+void AddParetoCommand(CLI::App& app);  // cmd_pareto.cc (optimiser)
 
 }  // namespace cerar::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cerar::cli::AddReportCommand(app);
   cerar::cli::AddSweepCommand(app);
   cerar::cli::AddSimulateCommand(app);
+  cerar::cli::AddParetoCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

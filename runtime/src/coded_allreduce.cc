@@ -12,16 +12,37 @@
 // so once step t has read e(t-N), its row is free, and y(t), received during round t, goes there
 // and later becomes o(t) in place (the step writes the observation over the vector it reads).
 // y(0) … y(N-2) arrive before any row is free: y(0) … y(N-3) are consumed by the next step, so
-// they share row 0, where y(N-2) = o(N-2) then stays; y(N-1) = o(N-1) needs row 1. With the send
-// buffer, that is L + 3 = c + N + 1 rows of m: (1 + N/c) d + m elements. Observation r sits in
-// row r, so the decoder reads them as one strided c x m block. (With all L encoded vectors
-// materialised, L + 3 is the minimum: in round N-1 all L e-rows, o(N-2), x(N-1) and y(N-1) are
-// live at once.)
+// they share row 0, where y(N-2) = o(N-2) then stays; y(N-1) = o(N-1) needs row 1. That is
+// L + 2 = c + N rows of m: (1 + N/c) d elements. Observation r sits in row r, so the decoder
+// reads them as one strided c x m block.
 //
 // Pipelining. The m columns are cut into segments (PlanSegments). In step t each segment waits
 // only for its own y(t-1), steps, and starts its own send, so the link carries segment s while
 // segment s+1 is computed; in step 0 each segment is encoded just before its first send, so the
 // first message does not wait for a whole-vector encode. Decoding happens per segment in step L.
+//
+// Send slots. x(t) is not kept as a row: it exists one segment at a time, from its Step until
+// its exchange completes. Exchange i = t·S + s (round t, segment s of S) sends from slot
+// i mod K, K = min(kSendSlots, S) slots of the largest segment's size, and before slot i mod K
+// is rewritten the engine waits for exchange i - K, its previous user. So the workspace is
+// (1 + N/c) d elements plus at most kSendSlots·segment_bytes, a constant independent of d.
+// With all L encoded vectors materialised, L + 2 rows plus one segment is the minimum: in round
+// N-1 all L e-rows, o(N-2), y(N-1) and the segment of x(N-1) being sent are live at once. The
+// other K - 1 slots buy pipelining (see kSendSlots in schedule.h).
+//
+// No deadlock. Every rank starts its exchanges in the same order i = 0, 1, 2, …, and before
+// starting exchange i it waits only for exchanges before i: i - S (its y(t-1)[s]; round t
+// depends only on round t-1, across ranks) and i - K (slot reuse). Suppose every rank has started
+// all exchanges before i. Then each of those has both its sender and its receiver posted, so it
+// completes (handles complete in order), every rank's waits return and every rank starts
+// exchange i. By induction all L·S exchanges start and complete; the bounded pipeline only
+// limits how far a rank runs ahead of its neighbours (K exchanges).
+//
+// Waits. Handles complete in order, so waiting for exchange i completes every exchange before
+// it. The engine records how many exchanges it has waited for and waits for exchange i only if
+// i is not yet among them: the slot-reuse wait and the y(t-1)[s] wait never wait twice. With
+// S <= kSendSlots segments, K = S and the slot-reuse wait is the y(t-1)[s] wait itself.
+#include <algorithm>
 #include <string>
 
 #include "agreement.h"
@@ -35,7 +56,9 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
                                std::size_t count, AllReduceOptions options)
     : design_(design), transport_(transport), backend_(backend), count_(count), m_(0),
       options_(options) {
-  detail::CheckDType(options.dtype, "coded all-reduce");
+  // The back end decides which dtypes it supports (CPU: f32, f64; CUDA also bf16, f16): a
+  // zero-length Step throws for the others, before any communication.
+  backend.Step(options.dtype, nullptr, nullptr, nullptr, nullptr, nullptr, 0);
   const std::size_t es = SizeOf(options.dtype);
   detail::SegmentColumns(options, es);
   if (transport.memory_space() != backend.memory_space())
@@ -50,7 +73,10 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   const int c = design.c();
   m_ = (count + c - 1) / c;
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
-  workspace_bytes_ = static_cast<std::size_t>(MakeWorkspaceLayout(design.N(), c).rows()) * m_ * es;
+  workspace_bytes_ =
+      MakeWorkspaceLayout(design.N(), c, m_, es,
+                          PlanSegments(count, c, detail::SegmentColumns(options, es)))
+          .bytes();
   if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
 }
 
@@ -69,33 +95,49 @@ void CodedAllReduce::Run(void* buffer) {
   const int N = design_.N(), c = design_.c(), L = design_.L();
   const DType dt = options_.dtype;
   const std::size_t es = SizeOf(dt);
-  const WorkspaceLayout ws = MakeWorkspaceLayout(N, c);
   const std::vector<Segment> segs =
       PlanSegments(count_, c, detail::SegmentColumns(options_, es));
+  const WorkspaceLayout ws = MakeWorkspaceLayout(N, c, m_, es, segs);
+  const std::size_t S = segs.size();
   char* base = static_cast<char*>(workspace_);
-  auto row = [&](int r) { return base + std::size_t(r) * m_ * es; };
+  auto row = [&](int r) { return base + ws.row_offset(r); };
   auto at = [&](int r, std::size_t col) { return row(r) + col * es; };
   const double scale = options_.op == ReduceOp::kAverage ? 1.0 / N : 1.0;
-  std::vector<Transport::Handle> pending(segs.size());
+  // handles[i mod H] is exchange i's handle; H >= S and >= K, so exchanges i - S and i - K are
+  // still there at exchange i.
+  const std::size_t K = static_cast<std::size_t>(ws.send_slots);
+  const std::size_t H = std::max(S, K);
+  std::vector<Transport::Handle> handles(H);
+  std::size_t waited = 0;  // exchanges 0 … waited-1 are complete
+  auto wait_for = [&](std::size_t exchange) {
+    if (exchange < waited) return;  // completed by an earlier wait (in order)
+    transport_.Wait(handles[exchange % H]);
+    waited = exchange + 1;
+  };
 
   for (int t = 0; t <= L; ++t) {
     const RoundActions a = RoundSchedule(N, c, t);
-    for (std::size_t s = 0; s < segs.size(); ++s) {
+    for (std::size_t s = 0; s < S; ++s) {
       const Segment& sg = segs[s];
+      const std::size_t i = std::size_t(t) * S + s;  // exchange index of this step
       if (t == 0)
         backend_.Encode(dt, buffer, m_, sg.col0, sg.cols, sg.kc, row(ws.enc_row(0)), m_);
       char* y = nullptr;
       if (a.recv_read >= 0) {
-        transport_.Wait(pending[s]);
+        wait_for(i - S);  // y(t-1)[s]
         y = at(ws.recv_row(a.recv_read), sg.col0);
+      }
+      char* x = nullptr;
+      if (a.send) {
+        if (i >= K) wait_for(i - K);  // the slot's previous exchange
+        x = base + ws.slot_offset(ws.send_slot(i));
       }
       const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
       const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
       char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
-      char* x = a.send ? at(ws.send_row(), sg.col0) : nullptr;
       backend_.Step(dt, e_now, y, e_back, x, obs, sg.cols);
       if (a.send)
-        pending[s] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
+        handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
       else  // t == L: all c observations of this segment are in rows 0 … c-1
         backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, sg.col0, sg.cols, sg.kc, scale);
     }

@@ -2,6 +2,7 @@
 // (no copies), Step is one fused elementwise pass. float32 and float64 buffers; the matrices are
 // converted to the buffer's precision once, in SetMatrices.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -23,6 +24,8 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public ComputeBackend {
  public:
+  static constexpr std::size_t kBlockBytes = 16 << 10;  // per row, for Encode and Decode
+
   MemorySpace memory_space() const override { return MemorySpace::kHost; }
 
   void* Allocate(std::size_t bytes) override {
@@ -99,9 +102,14 @@ class CpuBackend final : public ComputeBackend {
   void EncodeT(const RowMat<T>& E, const T* g, std::size_t m, std::size_t col0, std::size_t cols,
                int kc, T* enc, std::size_t ld) const {
     CheckKc(kc, E.cols());
-    ConstStridedMap<T> G(g + col0, kc, cols, Eigen::OuterStride<>(m));
-    StridedMap<T> X(enc + col0, E.rows(), cols, Eigen::OuterStride<>(ld));
-    X.noalias() = E.leftCols(kc) * G;  // (L x kc)(kc x cols): padding components read as zero
+    // Column blocks keep the kc + L rows of a block in cache (cerar-bench-compute: up to 1.6x
+    // over one GEMM on the whole range at c = 64).
+    for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(T)) {
+      const std::size_t w = std::min(kBlockBytes / sizeof(T), col0 + cols - b);
+      ConstStridedMap<T> G(g + b, kc, w, Eigen::OuterStride<>(m));
+      StridedMap<T> X(enc + b, E.rows(), w, Eigen::OuterStride<>(ld));
+      X.noalias() = E.leftCols(kc) * G;  // (L x kc)(kc x w): padding components read as zero
+    }
   }
 
   template <typename T>
@@ -139,10 +147,13 @@ class CpuBackend final : public ComputeBackend {
   void DecodeT(const RowMat<T>& D, const T* obs, std::size_t ld, T* g, std::size_t m,
                std::size_t col0, std::size_t cols, int kc, T scale) const {
     CheckKc(kc, D.rows());
-    ConstStridedMap<T> O(obs + col0, D.cols(), cols, Eigen::OuterStride<>(ld));
-    StridedMap<T> G(g + col0, kc, cols, Eigen::OuterStride<>(m));
-    G.noalias() += D.topRows(kc) * O;  // rows k < kc only: padding is never written
-    if (scale != T(1)) G *= scale;
+    for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(T)) {
+      const std::size_t w = std::min(kBlockBytes / sizeof(T), col0 + cols - b);
+      ConstStridedMap<T> O(obs + b, D.cols(), w, Eigen::OuterStride<>(ld));
+      StridedMap<T> G(g + b, kc, w, Eigen::OuterStride<>(m));
+      G.noalias() += D.topRows(kc) * O;  // rows k < kc only: padding is never written
+      if (scale != T(1)) G *= scale;
+    }
   }
 
   RowMat<double> e64_, d64_;

@@ -32,6 +32,11 @@ struct InProcessWorld::State {
     std::uint64_t pushed = 0;
   };
   std::vector<Link> links;
+  // waiting[r]: rank r is blocked in Wait for its predecessor. A rank whose own deadline passes
+  // while its predecessor is also blocked keeps waiting (up to N extra timeouts), so the error
+  // comes from the successor of the rank that actually stopped and names that rank.
+  std::vector<bool> waiting;
+  int num_waiting = 0;
   // CheckAgreement: values per generation, per rank.
   std::map<std::uint64_t, std::vector<std::optional<std::uint64_t>>> agreement;
   std::map<std::uint64_t, int> agreement_done;
@@ -79,17 +84,26 @@ class InProcessTransport final : public Transport {
       {
         std::unique_lock<std::mutex> lock(s_->mu);
         auto& in = s_->links[prev()];
-        const auto deadline = Clock::now() + Timeout();
+        auto deadline = Clock::now() + Timeout();
+        int extensions = 0;
+        SetWaiting(true);
         while (in.messages.empty()) {
-          ThrowIfAborted("waiting for data from rank " + std::to_string(prev()));
+          ThrowIfAborted("waiting for data from rank " + std::to_string(prev()), true);
           if (s_->cv.wait_until(lock, deadline) == std::cv_status::timeout && in.messages.empty()) {
-            ThrowIfAborted("waiting for data from rank " + std::to_string(prev()));
+            ThrowIfAborted("waiting for data from rank " + std::to_string(prev()), true);
+            // The predecessor is starved too: the fault is further up the ring.
+            if (s_->waiting[prev()] && s_->num_waiting < s_->size && extensions++ < s_->size) {
+              deadline += Timeout();
+              continue;
+            }
+            SetWaiting(false);
             throw TransportError("rank " + std::to_string(rank_) + ": no data from rank " +
                                  std::to_string(prev()) + " for " + s_->FormatSeconds() +
                                  " (in-process transport, exchange " +
                                  std::to_string(completed_) + ")");
           }
         }
+        SetWaiting(false);
         msg = std::move(in.messages.front());
         in.messages.pop_front();
         ++in.front_seq;
@@ -160,7 +174,13 @@ class InProcessTransport final : public Transport {
         std::chrono::duration<double>(s_->options.timeout_s));
   }
   // Called with the lock held.
-  void ThrowIfAborted(const std::string& doing) const {
+  void SetWaiting(bool on) {
+    if (s_->waiting[rank_] == on) return;
+    s_->waiting[rank_] = on;
+    s_->num_waiting += on ? 1 : -1;
+  }
+  void ThrowIfAborted(const std::string& doing, bool waiting = false) {
+    if (s_->aborted && waiting) SetWaiting(false);
     if (s_->aborted)
       throw TransportError("rank " + std::to_string(rank_) + ": aborted while " + doing + ": " +
                            s_->abort_reason);
@@ -187,6 +207,7 @@ InProcessWorld::InProcessWorld(int size, InProcessOptions options)
   state_->size = size;
   state_->options = options;
   state_->links.resize(size);
+  state_->waiting.assign(size, false);
 }
 
 InProcessWorld::~InProcessWorld() = default;

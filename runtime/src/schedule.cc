@@ -44,11 +44,36 @@ int WorkspaceLayout::recv_row(int t) const {
   return 0;  // y(0) … y(N-2) share row 0: each is consumed before the next one arrives
 }
 
+int WorkspaceLayout::send_slot(std::size_t exchange) const {
+  if (send_slots <= 0)
+    throw InvalidArgument("workspace: no send slots (no segments) for exchange " +
+                          std::to_string(exchange));
+  return static_cast<int>(exchange % static_cast<std::size_t>(send_slots));
+}
+
 WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
   WorkspaceLayout w;
   w.N = N;
   w.c = c;
   w.L = NumRounds(N, c);
+  return w;
+}
+
+WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
+                                    const std::vector<Segment>& segments) {
+  WorkspaceLayout w = MakeWorkspaceLayout(N, c);
+  w.m = m;
+  w.elem_bytes = elem_bytes;
+  std::size_t max_cols = 0;
+  for (const Segment& s : segments) {
+    if (s.col0 + s.cols > m)
+      throw InvalidArgument("workspace: segment [" + std::to_string(s.col0) + ", " +
+                            std::to_string(s.col0 + s.cols) + ") outside the " +
+                            std::to_string(m) + " columns");
+    max_cols = std::max(max_cols, s.cols);
+  }
+  w.send_slots = static_cast<int>(std::min<std::size_t>(kSendSlots, segments.size()));
+  w.slot_bytes = max_cols * elem_bytes;
   return w;
 }
 

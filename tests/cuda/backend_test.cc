@@ -67,6 +67,9 @@ struct Case {
   std::size_t n;
   DType dtype;
 };
+void PrintTo(const Case& k, std::ostream* os) {
+  *os << "N=" << k.N << " c=" << k.c << " n=" << k.n << " " << test::Name(k.dtype);
+}
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
   std::ostringstream s;
@@ -199,6 +202,9 @@ struct StepCase {
   std::size_t len;
   std::size_t offset;  // element offset of every pointer (1 breaks 16-byte alignment)
 };
+void PrintTo(const StepCase& k, std::ostream* os) {
+  *os << test::Name(k.dtype) << " len=" << k.len << " offset=" << k.offset;
+}
 
 class CudaStepTest : public testing::TestWithParam<StepCase> {};
 

@@ -21,6 +21,10 @@ struct EngineCase {
   DType dtype;
   ReduceOp op;
 };
+void PrintTo(const EngineCase& k, std::ostream* os) {
+  *os << "N=" << k.N << " c=" << k.c << " n=" << k.n << " " << test::Name(k.dtype)
+      << (k.op == ReduceOp::kAverage ? " average" : " sum");
+}
 
 // Random encoders and decoders: linearity (PROTOCOL.md §9) holds for any design.
 Design RandomDesign(int N, int c, std::uint64_t seed) {

@@ -19,6 +19,9 @@ struct RefCase {
   std::size_t n;
   DType dtype;
 };
+void PrintTo(const RefCase& k, std::ostream* os) {
+  *os << "N=" << k.N << " c=" << k.c << " n=" << k.n << " " << test::Name(k.dtype);
+}
 
 class ProtocolReferenceTest : public testing::TestWithParam<RefCase> {};
 

@@ -50,6 +50,9 @@ TEST(ProtocolTable, VandermondeN4c6NeedsHighPrecision) {
   EXPECT_GT(f.kappa_dec, 1e12);
   EXPECT_LT(f.kappa_dec, 1e14);
   EXPECT_TRUE(NeedsHighPrecision(Analyse(d, Precision::kFloat64)));
+  const Figures again = Analyse(d, Precision::kAuto);
+  EXPECT_EQ(again.precision, "mp50");
+  EXPECT_NEAR(again.err_op, f.err_op, 1e-9 * f.err_op);
 
   // The decoder formula D_j = (sum W^T)(sum W W^T)^{-1} evaluated in float64 is garbage:
   // its error, measured in mp50, is far from the 50-digit value.
@@ -86,20 +89,24 @@ TEST_P(Exact, ErrorIsRoundingOnly) {
   }
 }
 
-TEST_P(Exact, AtCEqualsNKappaDecIsSqrt2) {
-  const auto [N, c] = GetParam();
-  if (c != N) GTEST_SKIP() << "kappa_dec = sqrt(2) holds at c = N";
+INSTANTIATE_TEST_SUITE_P(Design, Exact,
+                         testing::Values(NC{2, 1}, NC{2, 2}, NC{4, 2}, NC{3, 3}, NC{4, 3},
+                                         NC{4, 4}, NC{5, 5}, NC{7, 3}, NC{8, 5}, NC{8, 8},
+                                         NC{16, 16}),
+                         NcName);
+
+// At c = N the window holds one full period of the Fourier basis: D = F^-1, kappa = sqrt(2).
+class SquareExact : public testing::TestWithParam<int> {};
+
+TEST_P(SquareExact, KappaDecIsSqrt2) {
+  const int N = GetParam(), c = N;
   const Design d = Make(Construction::kEps, N, c, 1e-2);
   // N = 2: the basis is {1, cos(pi tau)}, both of norm^2 N: kappa = 1. Else sqrt(2).
   const double expected = N == 2 ? 1.0 : std::sqrt(2.0);
   for (double k : d.figures()->kappa_dec_per_rank) EXPECT_NEAR(k, expected, expected * 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Design, Exact,
-                         testing::Values(NC{2, 1}, NC{2, 2}, NC{4, 2}, NC{3, 3}, NC{4, 3},
-                                         NC{4, 4}, NC{5, 5}, NC{7, 3}, NC{8, 5}, NC{8, 8},
-                                         NC{16, 16}),
-                         NcName);
+INSTANTIATE_TEST_SUITE_P(Design, SquareExact, testing::Values(2, 3, 4, 5, 8, 16, 33));
 
 // ---- structure of the constructions ----------------------------------------------------------
 

@@ -17,7 +17,11 @@ namespace cerar::design::test {
 using NC = std::pair<int, int>;
 
 inline std::string NcName(const testing::TestParamInfo<NC>& info) {
-  return "N" + std::to_string(info.param.first) + "_c" + std::to_string(info.param.second);
+  std::string name = "N";  // appended step by step (GCC 12 -Wrestrict false positive on a + b)
+  name += std::to_string(info.param.first);
+  name += "_c";
+  name += std::to_string(info.param.second);
+  return name;
 }
 
 inline int RStar(int N, int c) { return (c + N - 1) / N - 1; }

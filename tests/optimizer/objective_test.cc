@@ -87,6 +87,21 @@ TEST(OptimizerObjective, EpsExactForCUpToN) {
   }
 }
 
+TEST(OptimizerObjective, SchattenBoundsSpectral) {
+  // ||R||_2 <= ||R||_S32 <= c^(1/32) ||R||_2 for a c-row block row R.
+  for (auto [N, c] : {std::pair{4, 8}, std::pair{5, 8}, std::pair{3, 7}}) {
+    Evaluator ev(N, c, Parametrisation::kShiftInvariant);
+    const Eigen::VectorXd x = EpsBaseSequence(N, c, 1e-2);
+    const auto op = ev.Evaluate(x.data(), Evaluator::ErrorNorm::kSpectral, false);
+    const auto sp = ev.Evaluate(x.data(), Evaluator::ErrorNorm::kSchatten, false);
+    for (int j = 0; j < N; ++j) {
+      if (op.exact[j]) continue;
+      EXPECT_GE(sp.log_err[j], op.log_err[j] - 1e-12);
+      EXPECT_LE(sp.log_err[j], op.log_err[j] + std::log(double(c)) / 32 + 1e-12);
+    }
+  }
+}
+
 TEST(OptimizerObjective, RejectsBadSizes) {
   EXPECT_THROW(Evaluator(1, 4, Parametrisation::kShiftInvariant), InvalidArgument);
   EXPECT_THROW(Evaluator(4, 0, Parametrisation::kPerRank), InvalidArgument);
@@ -118,7 +133,8 @@ TEST_P(ObjectiveP, GradientsMatchFiniteDifferences) {
   const Eigen::VectorXd x = GenericPoint(ev, p, 0.05, 11);
   std::mt19937_64 rng(3);
   std::normal_distribution<double> normal(0.0, 1.0);
-  for (auto norm : {Evaluator::ErrorNorm::kFrobenius, Evaluator::ErrorNorm::kSpectral}) {
+  for (auto norm : {Evaluator::ErrorNorm::kFrobenius, Evaluator::ErrorNorm::kSpectral,
+                    Evaluator::ErrorNorm::kSchatten}) {
     const Evaluator::Result r = ev.Evaluate(x.data(), norm, true);
     ASSERT_FALSE(r.singular);
     for (int trial = 0; trial < 3; ++trial) {
@@ -141,8 +157,10 @@ TEST_P(ObjectiveP, GradientsMatchFiniteDifferences) {
         } else {
           check("log err", j, rp.log_err[j], rm.log_err[j], r.grad_log_err[j]);
         }
-        check("log kappa_dec", j, rp.log_kappa_dec[j], rm.log_kappa_dec[j], r.grad_log_kappa_dec[j]);
-        check("log kappa_enc", j, rp.log_kappa_enc[j], rm.log_kappa_enc[j], r.grad_log_kappa_enc[j]);
+        check("log kappa_dec", j, rp.log_kappa_dec[j], rm.log_kappa_dec[j],
+              r.grad_log_kappa_dec[j]);
+        check("log kappa_enc", j, rp.log_kappa_enc[j], rm.log_kappa_enc[j],
+              r.grad_log_kappa_enc[j]);
       }
     }
   }
@@ -150,16 +168,14 @@ TEST_P(ObjectiveP, GradientsMatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, ObjectiveP,
-    ::testing::Values(Case{2, 1, Parametrisation::kShiftInvariant},
-                      Case{2, 3, Parametrisation::kShiftInvariant},
-                      Case{4, 3, Parametrisation::kShiftInvariant},
-                      Case{4, 8, Parametrisation::kShiftInvariant},
-                      Case{5, 7, Parametrisation::kShiftInvariant},
-                      Case{3, 7, Parametrisation::kShiftInvariant},
-                      Case{2, 1, Parametrisation::kPerRank}, Case{4, 3, Parametrisation::kPerRank},
-                      Case{4, 6, Parametrisation::kPerRank}, Case{3, 5, Parametrisation::kPerRank}),
+    ::testing::Values(
+        Case{2, 1, Parametrisation::kShiftInvariant}, Case{2, 3, Parametrisation::kShiftInvariant},
+        Case{4, 3, Parametrisation::kShiftInvariant}, Case{4, 8, Parametrisation::kShiftInvariant},
+        Case{5, 7, Parametrisation::kShiftInvariant}, Case{3, 7, Parametrisation::kShiftInvariant},
+        Case{2, 1, Parametrisation::kPerRank}, Case{4, 3, Parametrisation::kPerRank},
+        Case{4, 6, Parametrisation::kPerRank}, Case{3, 5, Parametrisation::kPerRank}),
     [](const ::testing::TestParamInfo<Case>& tp) {
-      return "N" + std::to_string(std::get<0>(tp.param)) + "_c" +
+      return std::string("N") + std::to_string(std::get<0>(tp.param)) + "_c" +
              std::to_string(std::get<1>(tp.param)) +
              (std::get<2>(tp.param) == Parametrisation::kPerRank ? "_perrank" : "_shift");
     });

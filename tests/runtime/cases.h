@@ -1,10 +1,12 @@
 #pragma once
 // One rank's part of the all-reduce test cases, on any Transport: the in-process tests run it on
 // threads, the MPI tests under mpiexec, so both transports face the same checks.
+#include <algorithm>
 #include <vector>
 
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/backend.h"
+#include "cerar/runtime/schedule.h"
 #include "test_designs.h"
 
 namespace cerar::test {
@@ -14,8 +16,21 @@ struct RankOutcome {
   double scale = 0;  // magnitude the rounding error is measured against
   double tol = 0;    // allowed err / scale
   std::uint64_t bytes = 0, expected_bytes = 0;
-  std::size_t workspace = 0;
+  std::size_t workspace = 0, expected_workspace = 0;
 };
+
+// Coded workspace: L + 2 = c + N rows of m = ceil(count / c) elements, plus min(kSendSlots, S)
+// send slots of the largest segment, S = number of segments (PlanSegments) of
+// segment_bytes / elem_bytes columns. At most (c + N) m elem_bytes + kSendSlots segment_bytes.
+inline std::size_t CodedWorkspaceBytes(int N, int c, std::size_t count, std::size_t elem_bytes,
+                                       std::size_t segment_bytes) {
+  const std::size_t m = (count + c - 1) / c;
+  const auto segs = PlanSegments(count, c, segment_bytes / elem_bytes);
+  std::size_t max_cols = 0;
+  for (const Segment& s : segs) max_cols = std::max(max_cols, s.cols);
+  const std::size_t slots = std::min<std::size_t>(kSendSlots, segs.size());
+  return std::size_t(c + N) * m * elem_bytes + slots * max_cols * elem_bytes;
+}
 
 // Rounding budget of one coded run: about L + c + N roundings along any path, each relative to
 // the magnitudes in `scale`.
@@ -40,6 +55,7 @@ RankOutcome CodedCase(Transport& tr, const Design& d, std::size_t count, std::ui
   r.bytes = tr.bytes_sent();
   r.expected_bytes = std::uint64_t(d.L()) * ((count + d.c() - 1) / d.c()) * sizeof(T);
   r.workspace = ar.workspace_bytes();
+  r.expected_workspace = CodedWorkspaceBytes(N, d.c(), count, sizeof(T), segment_bytes);
   auto ref = Reference(d, g, j, &r.scale);
   if (op == ReduceOp::kAverage) {
     for (auto& v : ref) v /= N;

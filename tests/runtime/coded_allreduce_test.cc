@@ -1,8 +1,11 @@
 // The coded all-reduce on N threads (in-process transport): every rank's output equals
 // g_j + sum_{i != j} D_j W_ij g_i to rounding (random encoders, least-squares decoders), exact
 // designs give the exact sum, bytes sent are L ceil(n/c) sizeof(T) exactly, the workspace is
-// (L + 3) m elements, and the measured error reproduces err_rms for c > N.
+// (L + 2) m elements plus at most kSendSlots segments, no send slot is rewritten while its
+// exchange is in flight, and the measured error reproduces err_rms for c > N.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "cases.h"
 #include "cerar/format/errors.h"
@@ -37,6 +40,13 @@ std::vector<Case> Cases() {
     if (c > 2 && c - 1 != 7) counts.push_back({std::size_t(c - 1), 1 << 20});  // fewer than c
     for (auto [n, seg] : counts)
       for (bool f32 : {false, true}) out.push_back({N, c, n, f32, seg});
+    // Tiny segments (one or two columns): hundreds to thousands of exchanges in flight through
+    // the kSendSlots send slots.
+    for (std::size_t n : std::set<std::size_t>{0, 1, 7, std::size_t(c - 1), 1003, 20011}) {
+      out.push_back({N, c, n, true, 4});
+      out.push_back({N, c, n, true, 8});
+      out.push_back({N, c, n, false, 8});
+    }
   }
   return out;
 }
@@ -70,12 +80,106 @@ TEST_P(CodedAllReduceTest, EveryRankMatchesTheWindowFormula) {
                                       << r.scale;
     EXPECT_EQ(r.bytes, r.expected_bytes) << "rank " << j;
     EXPECT_EQ(r.bytes, std::uint64_t(p.N + p.c - 2) * m * es);
-    // Workspace: (L + 3) m elements = (1 + N/c) d + m, rounded up to whole vectors.
-    EXPECT_EQ(r.workspace, std::size_t(p.c + p.N + 1) * m * es);
+    // Workspace: (L + 2) m elements = (1 + N/c) d, plus min(kSendSlots, S) slots of the largest
+    // segment: at most kSendSlots segment_bytes over the bound.
+    EXPECT_EQ(r.workspace, r.expected_workspace);
+    EXPECT_LE(r.workspace, std::size_t(p.c + p.N) * m * es + kSendSlots * p.segment_bytes);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, CodedAllReduceTest, ::testing::ValuesIn(Cases()), Name);
+
+// A Transport around another that checks how the engine uses it: no exchange's send or receive
+// buffer is reused (written by a Step or a receive) while that exchange may be in flight, no
+// handle is waited for once it is complete (no double waits), at most kSendSlots exchanges are in
+// flight, and every exchange is complete when Run returns.
+class CheckingTransport final : public Transport {
+ public:
+  explicit CheckingTransport(Transport& inner) : in_(inner) {}
+  int rank() const override { return in_.rank(); }
+  int size() const override { return in_.size(); }
+  MemorySpace memory_space() const override { return in_.memory_space(); }
+
+  Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
+    const Range s{static_cast<const char*>(send), bytes}, r{static_cast<const char*>(recv), bytes};
+    for (std::size_t h = completed_; h < started_.size(); ++h)
+      for (const Range& mine : {s, r})
+        for (const Range& theirs : {started_[h].send, started_[h].recv})
+          if (mine.Overlaps(theirs)) ++overlaps;
+    inner_.push_back(in_.StartExchange(send, recv, bytes));
+    started_.push_back({s, r});
+    max_in_flight = std::max(max_in_flight, started_.size() - completed_);
+    return started_.size() - 1;
+  }
+  void Wait(Handle h) override {
+    ASSERT_LT(h, started_.size());
+    if (h < completed_) ++redundant_waits;
+    in_.Wait(inner_[h]);
+    completed_ = std::max<std::size_t>(completed_, h + 1);
+  }
+  void CheckAgreement(const std::string& what, std::uint64_t value) override {
+    in_.CheckAgreement(what, value);
+  }
+  std::uint64_t bytes_sent() const override { return in_.bytes_sent(); }
+  void ResetCounters() override { in_.ResetCounters(); }
+
+  std::size_t started() const { return started_.size(); }
+  std::size_t completed() const { return completed_; }
+  int overlaps = 0, redundant_waits = 0;
+  std::size_t max_in_flight = 0;
+
+ private:
+  struct Range {
+    const char* p;
+    std::size_t n;
+    bool Overlaps(const Range& o) const { return n && o.n && p < o.p + o.n && o.p < p + n; }
+  };
+  struct Started {
+    Range send, recv;
+  };
+  Transport& in_;
+  std::vector<Handle> inner_;
+  std::vector<Started> started_;
+  std::size_t completed_ = 0;
+};
+
+TEST(CodedAllReduce, SendSlotsAreReusedOnlyAfterTheirExchangeCompletes) {
+  for (auto [N, c] : {std::pair{2, 1}, std::pair{3, 5}, std::pair{4, 3}, std::pair{8, 16}})
+    for (std::size_t count : {std::size_t(1), std::size_t(7), std::size_t(1003),
+                              std::size_t(20011)})
+      for (std::size_t seg : {std::size_t(4), std::size_t(8), std::size_t(12),
+                              std::size_t(1) << 20}) {
+        const Design d = test::RandomDesign(N, c, 300 + N * 64 + c);
+        std::vector<RankOutcome> out(N);
+        std::vector<int> overlaps(N), redundant(N);
+        std::vector<std::size_t> in_flight(N), started(N), completed(N);
+        InProcessOptions o;
+        o.timeout_s = 60;
+        auto errors = RunInProcess(N, [&](Transport& tr) {
+          CheckingTransport ck(tr);
+          const int j = tr.rank();
+          out[j] = test::CodedCase<float>(ck, d, count, 5, seg);
+          overlaps[j] = ck.overlaps;
+          redundant[j] = ck.redundant_waits;
+          in_flight[j] = ck.max_in_flight;
+          started[j] = ck.started();
+          completed[j] = ck.completed();
+        }, o);
+        const std::string what = "N " + std::to_string(N) + " c " + std::to_string(c) +
+                                 " count " + std::to_string(count) + " seg " + std::to_string(seg);
+        for (auto& e : errors) ASSERT_FALSE(e) << what << ": " << ExceptionMessage(e);
+        const auto segs = PlanSegments(count, c, seg / 4);
+        for (int j = 0; j < N; ++j) {
+          EXPECT_EQ(overlaps[j], 0) << what << " rank " << j;
+          EXPECT_EQ(redundant[j], 0) << what << " rank " << j;
+          EXPECT_LE(in_flight[j], std::size_t(kSendSlots)) << what << " rank " << j;
+          EXPECT_EQ(started[j], std::size_t(d.L()) * segs.size()) << what << " rank " << j;
+          EXPECT_EQ(completed[j], started[j]) << what << " rank " << j;
+          EXPECT_LE(out[j].err, out[j].tol * out[j].scale) << what << " rank " << j;
+          EXPECT_EQ(out[j].workspace, out[j].expected_workspace) << what << " rank " << j;
+        }
+      }
+}
 
 // Exact designs: the real Fourier basis with c <= N (eps construction, r* = 0) gives the exact
 // sum to float rounding.

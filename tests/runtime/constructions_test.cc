@@ -88,8 +88,11 @@ TEST_P(ConstructionTest, MeasuredErrorMatchesTheStoredFigures) {
   o.dtype = DType::kFloat64;
   o.run_ring = false;
   const SimulateResult r = Simulate(d, o);
+  std::printf("%s: err_rms %.3e measured %.3e kappa_dec %.3g\n", Name({p, 0}).c_str(),
+              d.figures()->err_rms, r.measured_err_rms, d.figures()->kappa_dec);
   EXPECT_EQ(r.predicted_err_rms, d.figures()->err_rms);
-  if (p.c <= p.N) {  // exact: rounding only
+  // Exact designs (c <= N; and N = 2, where each window is square): rounding only.
+  if (d.figures()->err_rms < 1e-12) {
     EXPECT_LT(r.measured_err_rms, 1e3 * 0x1p-53 * d.figures()->kappa_dec);
   } else {
     EXPECT_NEAR(r.measured_err_rms, d.figures()->err_rms, 0.2 * d.figures()->err_rms);
@@ -99,7 +102,7 @@ TEST_P(ConstructionTest, MeasuredErrorMatchesTheStoredFigures) {
 INSTANTIATE_TEST_SUITE_P(
     Designs, ConstructionTest,
     ::testing::Values(Construct{design::Construction::kEps, 4, 8, 1e-3},  // PROTOCOL.md §7
-                      Construct{design::Construction::kEps, 3, 5, 1e-2},
+                      Construct{design::Construction::kEps, 3, 6, 1e-2},
                       Construct{design::Construction::kEps, 2, 3, 1e-1},
                       Construct{design::Construction::kEps, 4, 4, 1e-3},  // exact
                       Construct{design::Construction::kEps, 5, 3, 1e-3},  // exact, c < N

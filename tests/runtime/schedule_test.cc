@@ -1,8 +1,11 @@
 // The per-round schedule, the workspace layout and the segment plan, tested without arithmetic:
 // a symbolic run of the ring checks the schedule against the windows of PROTOCOL.md §4, a
-// liveness run checks that the layout never overwrites a vector still needed.
+// liveness run checks that the layout never overwrites a vector still needed, and a replay of the
+// exchanges checks that no send slot is rewritten while its exchange may be in flight.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -70,14 +73,14 @@ TEST_P(ScheduleTest, SymbolicRingGivesTheWindows) {
 }
 
 // Labels of what a workspace row holds.
-enum Kind { kNone, kE, kY, kO, kX };
+enum Kind { kNone, kE, kY, kO };
 using Label = std::pair<Kind, int>;
 
 TEST_P(ScheduleTest, WorkspaceLayoutNeverOverwritesLiveVectors) {
   const auto [N, c] = GetParam();
   const WorkspaceLayout w = MakeWorkspaceLayout(N, c);
   const int L = w.L;
-  EXPECT_EQ(w.rows(), c + N + 1);
+  EXPECT_EQ(w.rows(), c + N);  // L + 2: x(t) lives in the send slots, not in a row
   std::vector<Label> row(w.rows(), {kNone, 0});
   for (int t = 0; t < L; ++t) {
     ASSERT_LT(w.enc_row(t), w.rows());
@@ -102,8 +105,6 @@ TEST_P(ScheduleTest, WorkspaceLayoutNeverOverwritesLiveVectors) {
       row[w.obs_row(a.obs)] = {kO, a.obs};
     }
     if (a.send) {
-      EXPECT_NE(w.send_row(), w.recv_row(t));
-      row[w.send_row()] = {kX, t};
       const Label victim = row[w.recv_row(t)];
       EXPECT_NE(victim.first, kO) << "round " << t << " receives over an observation";
       if (victim.first == kE) {
@@ -114,6 +115,54 @@ TEST_P(ScheduleTest, WorkspaceLayoutNeverOverwritesLiveVectors) {
     }
   }
   for (int r = 0; r < c; ++r) EXPECT_EQ(row[w.obs_row(r)], Label(kO, r));
+}
+
+// The send slots, replayed segment by segment in the engine's order (exchange i = t·S + s): the
+// engine waits for exchange i - send_slots before writing slot send_slot(i), so exchanges
+// i - send_slots + 1 … i - 1 may still be in flight; none of them may use the same slot, and
+// every slot must hold every segment. Byte ranges: rows, then slots, nothing overlapping.
+TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
+  const auto [N, c] = GetParam();
+  for (std::size_t count : {std::size_t(1), std::size_t(c - 1 > 0 ? c - 1 : 1), std::size_t(7),
+                            std::size_t(1003), std::size_t(20011)})
+    for (std::size_t max_cols : {1, 2, 3, 5, 1 << 18})
+      for (std::size_t es : {4, 8}) {
+        const std::size_t m = (count + c - 1) / c;
+        const auto segs = PlanSegments(count, c, max_cols);
+        const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segs);
+        const std::size_t S = segs.size();
+        std::size_t max_seg = 0;
+        for (const Segment& sg : segs) max_seg = std::max(max_seg, sg.cols);
+        const int K = static_cast<int>(std::min<std::size_t>(kSendSlots, S));
+        ASSERT_EQ(w.send_slots, K);
+        ASSERT_EQ(w.slot_bytes, max_seg * es);
+        EXPECT_EQ(w.bytes(), std::size_t(c + N) * m * es + K * max_seg * es);
+        EXPECT_LE(w.bytes(), std::size_t(c + N) * m * es + kSendSlots * max_cols * es);
+        EXPECT_EQ(w.row_offset(w.rows()), std::size_t(c + N) * m * es);
+        for (int k = 0; k < K; ++k) {
+          EXPECT_GE(w.slot_offset(k), w.row_offset(w.rows()));  // after every row
+          EXPECT_LE(w.slot_offset(k) + w.slot_bytes, w.bytes());
+          if (k) {
+            EXPECT_EQ(w.slot_offset(k), w.slot_offset(k - 1) + w.slot_bytes);
+          }
+        }
+        const std::size_t exchanges = std::size_t(w.L) * S;
+        std::vector<std::size_t> last_user(K, SIZE_MAX);
+        for (std::size_t i = 0; i < exchanges; ++i) {
+          const int k = w.send_slot(i);
+          ASSERT_GE(k, 0);
+          ASSERT_LT(k, K);
+          // Completed when the engine writes slot k: every exchange <= i - K.
+          if (last_user[k] != SIZE_MAX) {
+            ASSERT_LE(last_user[k] + K, i) << "exchange " << i << " overwrites slot " << k
+                                           << " of exchange " << last_user[k] << " in flight";
+          }
+          ASSERT_LE(segs[i % S].cols * es, w.slot_bytes);
+          last_user[k] = i;
+        }
+      }
+  EXPECT_THROW(MakeWorkspaceLayout(N, c, 0, 4, {}).send_slot(0), InvalidArgument);
+  EXPECT_EQ(MakeWorkspaceLayout(N, c, 0, 4, {}).bytes(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
@@ -134,6 +183,7 @@ TEST(Schedule, RejectsBadArguments) {
   EXPECT_THROW(RoundSchedule(4, 3, -1), InvalidArgument);
   EXPECT_THROW(RoundSchedule(4, 3, 6), InvalidArgument);  // L = 5
   EXPECT_THROW(MakeWorkspaceLayout(4, 3).recv_row(5), InvalidArgument);
+  EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}), InvalidArgument);  // past column 5
 }
 
 TEST(Schedule, FirstAndLastRoundsByHand) {

@@ -1,6 +1,7 @@
 // Public entry points: constructions, decoders for given encoders, analysis, precision choice.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cerar/design/toolkit.h"

@@ -13,21 +13,30 @@ namespace cerar::design {
 namespace {
 
 nlohmann::json FiguresJson(const Figures& f) {
-  return {{"err_rms", f.err_rms}, {"err_op", f.err_op}, {"kappa_dec", f.kappa_dec},
-          {"kappa_enc", f.kappa_enc}, {"precision", f.precision}};
+  return {{"err_rms", f.err_rms},
+          {"err_op", f.err_op},
+          {"kappa_dec", f.kappa_dec},
+          {"kappa_enc", f.kappa_enc},
+          {"precision", f.precision}};
 }
 
 std::string NloptName(OptimizerAlgorithm a) {
   switch (a) {
-    case OptimizerAlgorithm::kMma: return "LD_MMA";
-    case OptimizerAlgorithm::kCcsaq: return "LD_CCSAQ";
-    case OptimizerAlgorithm::kSlsqp: return "LD_SLSQP";
-    case OptimizerAlgorithm::kAuglagLbfgs: return "AUGLAG (local LD_LBFGS)";
+    case OptimizerAlgorithm::kMma:
+      return "LD_MMA";
+    case OptimizerAlgorithm::kCcsaq:
+      return "LD_CCSAQ";
+    case OptimizerAlgorithm::kSlsqp:
+      return "LD_SLSQP";
+    case OptimizerAlgorithm::kAuglagLbfgs:
+      return "AUGLAG (local LD_LBFGS)";
   }
   return "?";
 }
 
-double ObjectiveOf(const Figures& f, Objective o) { return o == Objective::kRms ? f.err_rms : f.err_op; }
+double ObjectiveOf(const Figures& f, Objective o) {
+  return o == Objective::kRms ? f.err_rms : f.err_op;
+}
 
 // The figures a design carries, in `precision` (re-analysed when it carries others).
 Figures FiguresIn(const Design& d, Precision precision) {
@@ -54,10 +63,14 @@ OptimizerAlgorithm ParseOptimizerAlgorithm(const std::string& name) {
 }
 std::string ToString(OptimizerAlgorithm a) {
   switch (a) {
-    case OptimizerAlgorithm::kMma: return "mma";
-    case OptimizerAlgorithm::kCcsaq: return "ccsaq";
-    case OptimizerAlgorithm::kSlsqp: return "slsqp";
-    case OptimizerAlgorithm::kAuglagLbfgs: return "auglag-lbfgs";
+    case OptimizerAlgorithm::kMma:
+      return "mma";
+    case OptimizerAlgorithm::kCcsaq:
+      return "ccsaq";
+    case OptimizerAlgorithm::kSlsqp:
+      return "slsqp";
+    case OptimizerAlgorithm::kAuglagLbfgs:
+      return "auglag-lbfgs";
   }
   return "mma";
 }
@@ -65,11 +78,13 @@ std::string ToString(OptimizerAlgorithm a) {
 Design Optimize(const OptimizeOptions& options) {
   opt::ValidateOptions(options);
   if (options.precision == Precision::kAuto)
-    throw InvalidArgument("optimizer options: precision auto: the acceptance check needs a fixed "
-                          "precision (float64 or mp50)");
+    throw InvalidArgument(
+        "optimizer options: precision auto: the acceptance check needs a fixed "
+        "precision (float64 or mp50)");
   const int N = options.N, c = options.c;
-  const opt::Evaluator ev(N, c, options.per_rank_encoders ? opt::Parametrisation::kPerRank
-                                                          : opt::Parametrisation::kShiftInvariant);
+  const opt::Evaluator ev(N, c,
+                          options.per_rank_encoders ? opt::Parametrisation::kPerRank
+                                                    : opt::Parametrisation::kShiftInvariant);
   const opt::Float64Run run = opt::RunFloat64(options, ev);
 
   // Both candidates re-analysed in the same (high) precision, on the same kappa budget.
@@ -81,7 +96,8 @@ Design Optimize(const OptimizeOptions& options) {
   start_options.precision = options.precision;
   const Design start = MakeConstruction(start_options);
   const Figures start_hp = FiguresIn(start, options.precision);
-  const bool start_ok = start_hp.kappa_dec <= options.kappa_max && start_hp.kappa_enc <= options.kappa_max;
+  const bool start_ok =
+      start_hp.kappa_dec <= options.kappa_max && start_hp.kappa_enc <= options.kappa_max;
 
   std::optional<Design> result;
   Figures result_hp;
@@ -92,7 +108,8 @@ Design Optimize(const OptimizeOptions& options) {
     p.shift_invariant = !options.per_rank_encoders;
     result = MakeFromEncoders(N, c, ev.Encoders(run.x.data()), p, options.precision);
     result_hp = FiguresIn(*result, options.precision);
-    const bool ok = result_hp.kappa_dec <= options.kappa_max && result_hp.kappa_enc <= options.kappa_max;
+    const bool ok =
+        result_hp.kappa_dec <= options.kappa_max && result_hp.kappa_enc <= options.kappa_max;
     improved = ok && (!start_ok || ObjectiveOf(result_hp, options.objective) <
                                        ObjectiveOf(start_hp, options.objective));
   }
@@ -113,23 +130,31 @@ Design Optimize(const OptimizeOptions& options) {
   parts.provenance.shift_invariant = improved ? !options.per_rank_encoders : true;
   prm["objective"] = ToString(options.objective);
   prm["kappa_max"] = options.kappa_max;
-  prm["variables"] = options.per_rank_encoders ? "per_rank_encoders" : "shift_invariant_base_sequence";
-  prm["normalisation"] = "|x| <= 2 max|x_start| (box); result scaled by a power of two so its largest row is within sqrt(2) of the start's";
-  prm["optimizer"] = {{"library", "NLopt"},
-                      {"algorithm", NloptName(options.algorithm)},
-                      {"basin_hopping", "perturb the best point by N(0, a^2), a cycling 0.01, 0.1, 0.3 of its rms entry; seeded"},
-                      {"formulation", "epigraph: min t s.t. log err_j <= t, log kappa_dec_j, log kappa_enc_i <= log(kappa_max (1 - 1e-5))"},
-                      {"time_limit_s", options.time_limit_s},
-                      {"max_evaluations", options.max_evaluations},
-                      {"max_hops", options.max_hops},
-                      {"hops", run.search.hops},
-                      {"seed", options.seed},
-                      {"perturbation", options.perturbation},
-                      {"evaluations", run.search.evaluations},
-                      {"rounds", run.search.rounds},
-                      {"stopped_by", run.search.stopped_by},
-                      {"elapsed_s", run.search.elapsed_s}};
-  prm["start"] = {{"construction", "eps"}, {"eps", run.start_eps},
+  prm["variables"] =
+      options.per_rank_encoders ? "per_rank_encoders" : "shift_invariant_base_sequence";
+  prm["normalisation"] =
+      "|x| <= 2 max|x_start| (box); result scaled by a power of two so its largest row is within "
+      "sqrt(2) of the start's";
+  prm["optimizer"] = {
+      {"library", "NLopt"},
+      {"algorithm", NloptName(options.algorithm)},
+      {"basin_hopping",
+       "perturb the best point by N(0, a^2), a cycling 0.003, 0.01, 0.03 of its rms entry; seeded"},
+      {"formulation",
+       "epigraph: min t s.t. log err_j <= t, log kappa_dec_j, log kappa_enc_i <= log(kappa_max (1 "
+       "- 1e-5))"},
+      {"time_limit_s", options.time_limit_s},
+      {"max_evaluations", options.max_evaluations},
+      {"max_hops", options.max_hops},
+      {"hops", run.search.hops},
+      {"seed", options.seed},
+      {"perturbation", options.perturbation},
+      {"evaluations", run.search.evaluations},
+      {"rounds", run.search.rounds},
+      {"stopped_by", run.search.stopped_by},
+      {"elapsed_s", run.search.elapsed_s}};
+  prm["start"] = {{"construction", "eps"},
+                  {"eps", run.start_eps},
                   {"meets_kappa_max", start_ok},
                   {"figures_float64", FiguresJson(run.start_figures)},
                   {"figures", FiguresJson(start_hp)}};
@@ -140,7 +165,8 @@ Design Optimize(const OptimizeOptions& options) {
     std::ostringstream note;
     note << "optimizer: the search did not beat the eps start point (eps = " << run.start_eps
          << ") in " << ToString(options.precision) << " on kappa_max = " << options.kappa_max
-         << (run.skipped ? " (the start point is exact)" : "") << "; this design is the start point";
+         << (run.skipped ? " (the start point is exact)" : "")
+         << "; this design is the start point";
     parts.notes.push_back(note.str());
   }
   return Design::Create(std::move(parts), "optimized design");
@@ -160,9 +186,10 @@ std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kap
   std::vector<ParetoPoint> front;
   for (int k = 0; k < points; ++k) {
     ParetoPoint p;
-    p.kappa = points == 1 ? kappa_from
-                          : std::exp(std::log(kappa_from) +
-                                     (std::log(kappa_to) - std::log(kappa_from)) * k / (points - 1));
+    p.kappa = points == 1
+                  ? kappa_from
+                  : std::exp(std::log(kappa_from) +
+                             (std::log(kappa_to) - std::log(kappa_from)) * k / (points - 1));
     try {
       p.eps = BestEpsWithinKappa(N, c, p.kappa, /*bound_kappa_enc=*/false).eps;
       p.has_eps = true;
@@ -183,6 +210,7 @@ std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kap
       oo.c = c;
       oo.kappa_max = p.kappa;
       oo.objective = options.objective;
+      oo.per_rank_encoders = options.per_rank_encoders;
       oo.time_limit_s = options.time_limit_s;
       oo.max_evaluations = options.max_evaluations;
       oo.seed = options.seed;

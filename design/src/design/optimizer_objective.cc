@@ -141,23 +141,37 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     }
     const auto RqU = Rq.triangularView<Eigen::Upper>();
     const Mat Wpinv = Mat(RqU.solve(Mat(Q.transpose()))).transpose();  // K c x c
-    const Mat D = T * Wpinv;                                            // c x c
-    const Mat R = (T * Q) * Q.transpose() - T;                          // D W - T, c x K c
+    const Mat D = T * Wpinv;                                           // c x c
+    const Mat R = (T * Q) * Q.transpose() - T;                         // D W - T, c x K c
 
     Mat g_stack;  // gradient w.r.t. the stack, reused per figure
     if (K == 1) {
       // One distinct window (N = 2, or ranks 0 and N-1 of a shift-invariant design): D = W^-1
       // is exact; the residual is rounding noise, whose "gradient" would only mislead.
-      out.log_err[j] = std::log(std::max(norm == ErrorNorm::kFrobenius
-                                             ? R.norm() / std::sqrt(double(N) * c)
-                                             : R.norm(),
-                                         1e-300));
+      out.log_err[j] = std::log(std::max(
+          norm == ErrorNorm::kFrobenius ? R.norm() / std::sqrt(double(N) * c) : R.norm(), 1e-300));
     } else if (norm == ErrorNorm::kFrobenius) {
       // err_rms_j^2 = ||R||_F^2 / (N c); envelope theorem: d||R||^2/dW = 2 D^T R.
       const double F = R.squaredNorm() + 1e-300;
       out.log_err[j] = 0.5 * std::log(F / (double(N) * c));
       if (with_gradient) {
         g_stack = D.transpose() * R / F;
+        ScatterWindowGradient(g_stack, refs, c, out.grad_log_err[j]);
+      }
+    } else if (norm == ErrorNorm::kSchatten) {
+      // log ||R||_Sp = (1/p) log tr((R R^T)^(p/2)); gradient (R R^T)^(p/2-1) R / tr(...) w.r.t.
+      // R, and D^T times that w.r.t. W (the terms through D vanish as for the Frobenius norm).
+      Eigen::SelfAdjointEigenSolver<Mat> eig(R * R.transpose());
+      const Eigen::VectorXd lam = eig.eigenvalues().cwiseMax(0.0);
+      const double lmax = lam.maxCoeff() + 1e-300, p = kSchattenP;
+      const Eigen::VectorXd ratio = lam / lmax;
+      const double phi = ratio.array().pow(p / 2).sum();
+      out.log_err[j] = 0.5 * std::log(lmax) + std::log(phi) / p;
+      if (with_gradient) {
+        const Mat& Ue = eig.eigenvectors();
+        const Mat gR = Ue * ratio.array().pow(p / 2 - 1).matrix().asDiagonal() * Ue.transpose() *
+                       R / (lmax * phi);
+        g_stack = D.transpose() * gR;
         ScatterWindowGradient(g_stack, refs, c, out.grad_log_err[j]);
       }
     } else {
@@ -198,7 +212,8 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     }
     out.log_kappa_enc[i] = std::log(ex.smax) - std::log(ex.smin);
     if (with_gradient && c > 1) {
-      const Mat g = ex.umax * ex.vmax.transpose() / ex.smax - ex.umin * ex.vmin.transpose() / ex.smin;
+      const Mat g =
+          ex.umax * ex.vmax.transpose() / ex.smax - ex.umin * ex.vmin.transpose() / ex.smin;
       RowMap gx(out.grad_log_kappa_enc[i].data(), rows_, c);
       gx.block(encoder_rows_[i], 0, L, c) += g;
     }
@@ -238,8 +253,8 @@ std::vector<MatrixXd> Evaluator::Encoders(const double* x) const {
 
 Eigen::VectorXd EpsBaseSequence(int N, int c, double eps) {
   if (N < 2 || c < 1 || !(eps >= 0) || !std::isfinite(eps))
-    throw InvalidArgument("eps construction: N = " + std::to_string(N) + ", c = " +
-                          std::to_string(c) + ", eps = " + std::to_string(eps) +
+    throw InvalidArgument("eps construction: N = " + std::to_string(N) +
+                          ", c = " + std::to_string(c) + ", eps = " + std::to_string(eps) +
                           "; expected N >= 2, c >= 1, finite eps >= 0");
   const int L = c + N - 2, rows = L + N - 1;
   const int r_star = (c + N - 1) / N - 1;  // ceil(c / N) - 1

@@ -29,15 +29,20 @@ class Evaluator {
   int N() const { return N_; }
   int c() const { return c_; }
   int L() const { return c_ + N_ - 2; }
-  int rows() const { return rows_; }        // rows of x
-  int size() const { return rows_ * c_; }   // number of variables
+  int rows() const { return rows_; }       // rows of x
+  int size() const { return rows_ * c_; }  // number of variables
 
   // Which figure of each rank's error the objective uses.
-  enum class ErrorNorm { kFrobenius, kSpectral };
+  // kSchatten: log of the Schatten-32 norm of the error block row, a smooth upper bound on
+  // err_op (at most 2^(1/32) - 1 = 2.2 % above it where the top singular value is double) that
+  // the search uses for the op objective, since sigma_max is not differentiable at multiple
+  // singular values (the cos/sin pairs make them common).
+  enum class ErrorNorm { kFrobenius, kSpectral, kSchatten };
+  static constexpr double kSchattenP = 32;
 
   // Per-rank logs of the figures (PROTOCOL.md §5) and, when requested, their gradients.
   struct Result {
-    std::vector<double> log_err;        // N: log err_rms_j or log err_op_j
+    std::vector<double> log_err;        // N: log err_rms_j, log err_op_j or its Schatten bound
     std::vector<double> log_kappa_dec;  // N
     std::vector<double> log_kappa_enc;  // N
     // Gradients (size() each), filled only when requested.

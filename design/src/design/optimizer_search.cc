@@ -1,13 +1,12 @@
 // Float64 search for the optimiser (docs/optimizer.md §5-§6).
 #include "design/optimizer_search.h"
 
-#include <nlopt.hpp>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <algorithm>
 #include <exception>
 #include <limits>
+#include <nlopt.hpp>
 #include <random>
 #include <sstream>
 
@@ -21,10 +20,14 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 nlopt::algorithm ToNlopt(OptimizerAlgorithm a) {
   switch (a) {
-    case OptimizerAlgorithm::kMma: return nlopt::LD_MMA;
-    case OptimizerAlgorithm::kCcsaq: return nlopt::LD_CCSAQ;
-    case OptimizerAlgorithm::kSlsqp: return nlopt::LD_SLSQP;
-    case OptimizerAlgorithm::kAuglagLbfgs: return nlopt::AUGLAG;
+    case OptimizerAlgorithm::kMma:
+      return nlopt::LD_MMA;
+    case OptimizerAlgorithm::kCcsaq:
+      return nlopt::LD_CCSAQ;
+    case OptimizerAlgorithm::kSlsqp:
+      return nlopt::LD_SLSQP;
+    case OptimizerAlgorithm::kAuglagLbfgs:
+      return nlopt::AUGLAG;
   }
   return nlopt::LD_MMA;
 }
@@ -85,8 +88,9 @@ void Constraints(unsigned m, double* result, unsigned n1, const double* y, doubl
   if (grad) {
     for (int i = 0; i < int(m); ++i) {
       const int j = i % N;
-      const Eigen::VectorXd& g = i < N ? r.grad_log_err[j]
-                                 : i < 2 * N ? r.grad_log_kappa_dec[j] : r.grad_log_kappa_enc[j];
+      const Eigen::VectorXd& g = i < N       ? r.grad_log_err[j]
+                                 : i < 2 * N ? r.grad_log_kappa_dec[j]
+                                             : r.grad_log_kappa_enc[j];
       std::copy(g.data(), g.data() + n, grad + std::size_t(i) * n1);
       grad[std::size_t(i) * n1 + n] = i < N ? -1.0 : 0.0;
     }
@@ -104,8 +108,8 @@ void Constraints(unsigned m, double* result, unsigned n1, const double* y, doubl
           s.settings->progress_interval_s) {
     s.last_progress = Clock::now();
     try {
-      s.settings->progress(OptimizeProgress{s.evaluations, std::exp(s.best_log),
-                                            std::exp(worst), s.Elapsed()});
+      s.settings->progress(
+          OptimizeProgress{s.evaluations, std::exp(s.best_log), std::exp(worst), s.Elapsed()});
     } catch (...) {
       s.error = std::current_exception();
       throw nlopt::forced_stop();
@@ -115,7 +119,8 @@ void Constraints(unsigned m, double* result, unsigned n1, const double* y, doubl
 
 }  // namespace
 
-SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0, const SearchSettings& settings) {
+SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0,
+                    const SearchSettings& settings) {
   const int n = ev.size(), N = ev.N();
   SearchState s;
   s.ev = &ev;
@@ -175,7 +180,7 @@ SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0, const Search
   bool budget_left = local(x0);
   std::mt19937_64 rng(settings.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  const double amplitudes[] = {0.01, 0.1, 0.3};
+  const double amplitudes[] = {0.003, 0.01, 0.03};
   for (int hop = 0; budget_left && hop < settings.max_hops; ++hop) {
     Eigen::VectorXd x = s.best_x.size() ? s.best_x : x0;
     const double scale = amplitudes[hop % 3] * x.norm() / std::sqrt(double(n));
@@ -183,7 +188,10 @@ SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0, const Search
     ++out.hops;
     budget_left = local(x);
   }
-  if (!budget_left) out.stopped_by = s.out_of_evaluations ? "max_evaluations" : "time_limit";
+  if (!budget_left)
+    out.stopped_by = s.out_of_evaluations ? "max_evaluations" : "time_limit";
+  else if (out.hops > 0)
+    out.stopped_by = "max_hops";
   out.feasible = s.best_x.size() > 0;
   out.x = out.feasible ? s.best_x : x0;
   out.objective = out.feasible ? std::exp(s.best_log) : kInf;
@@ -195,8 +203,10 @@ SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0, const Search
 void ValidateOptions(const OptimizeOptions& o) {
   std::ostringstream m;
   m << "optimizer options: ";
-  if (o.N < 2) m << "N = " << o.N << ", expected N >= 2";
-  else if (o.c < 1) m << "c = " << o.c << ", expected c >= 1";
+  if (o.N < 2)
+    m << "N = " << o.N << ", expected N >= 2";
+  else if (o.c < 1)
+    m << "c = " << o.c << ", expected c >= 1";
   else if (!(o.kappa_max >= 1) || !std::isfinite(o.kappa_max))
     m << "kappa_max = " << o.kappa_max << ", expected a finite value >= 1 (a condition number)";
   else if (!(o.time_limit_s > 0) || !std::isfinite(o.time_limit_s))
@@ -209,7 +219,8 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "perturbation = " << o.perturbation << ", expected a finite value >= 0";
   else if (!(o.progress_interval_s >= 0))
     m << "progress_interval_s = " << o.progress_interval_s << ", expected >= 0";
-  else return;
+  else
+    return;
   throw InvalidArgument(m.str());
 }
 
@@ -275,7 +286,7 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
 
   SearchSettings settings;
   settings.norm = options.objective == Objective::kRms ? Evaluator::ErrorNorm::kFrobenius
-                                                       : Evaluator::ErrorNorm::kSpectral;
+                                                       : Evaluator::ErrorNorm::kSchatten;
   settings.kappa_bound = options.kappa_max * (1 - 1e-5);  // margin for the mp50 re-check
   settings.algorithm = options.algorithm;
   settings.time_limit_s = options.time_limit_s;
@@ -285,7 +296,29 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   settings.progress_interval_s = options.progress_interval_s;
   settings.seed = options.seed;
   settings.max_hops = options.max_hops;
-  run.search = Search(ev, x0, settings);
+  if (options.per_rank_encoders) {
+    // Warm start: a per-rank evaluation costs ~N times a shift-invariant one, so spend the
+    // first third of the budget on the shift-invariant problem (seeded from the same start) and
+    // continue per rank from its best point.
+    const Evaluator shift(N, c, Parametrisation::kShiftInvariant);
+    const Eigen::VectorXd base0 = EpsBaseSequence(N, c, run.start_eps);
+    SearchSettings warm = settings;
+    warm.time_limit_s = settings.time_limit_s / 3;
+    warm.max_evaluations = std::max(1, settings.max_evaluations / 3);
+    warm.box = 2 * base0.cwiseAbs().maxCoeff();
+    const SearchResult w = Search(shift, base0, warm);
+    if (w.feasible) x0 = ShiftInvariantToPerRank(N, c, w.x);
+    settings.time_limit_s -= w.elapsed_s;
+    settings.max_evaluations = std::max(1, settings.max_evaluations - w.evaluations);
+    settings.box = 2 * x0.cwiseAbs().maxCoeff();
+    run.search = Search(ev, x0, settings);
+    run.search.evaluations += w.evaluations;
+    run.search.elapsed_s += w.elapsed_s;
+    run.search.rounds += w.rounds;
+    run.search.hops += w.hops;
+  } else {
+    run.search = Search(ev, x0, settings);
+  }
 
   // Gauge: every figure is invariant under x -> s x; scale by a power of two (bit-exact
   // figures) so the largest row of C (or E) is within sqrt(2) of the start's.

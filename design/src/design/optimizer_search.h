@@ -25,13 +25,13 @@ struct SearchSettings {
 };
 
 struct SearchResult {
-  Eigen::VectorXd x;          // best point meeting the kappa bound (x0 if none did)
-  bool feasible = false;      // some evaluated point met the kappa bound
-  double objective = 0;       // its err (rms or op, float64)
+  Eigen::VectorXd x;      // best point meeting the kappa bound (x0 if none did)
+  bool feasible = false;  // some evaluated point met the kappa bound
+  double objective = 0;   // its err (rms or op, float64)
   int evaluations = 0;
-  int rounds = 0;             // NLopt runs
-  int hops = 0;               // basin-hopping perturbations
-  std::string stopped_by;     // "converged" | "max_evaluations" | "time_limit"
+  int rounds = 0;          // NLopt runs
+  int hops = 0;            // basin-hopping perturbations
+  std::string stopped_by;  // "converged" | "max_hops" | "max_evaluations" | "time_limit"
   double elapsed_s = 0;
 };
 
@@ -41,11 +41,11 @@ SearchResult Search(const Evaluator& evaluator, const Eigen::VectorXd& x0,
 // Float64 part of Optimize: start point, perturbation, search, gauge normalisation.
 struct Float64Run {
   double start_eps = 0;
-  bool start_feasible = true;   // the eps start met the kappa budget
-  Eigen::VectorXd start_x, x;   // in the evaluator's layout
+  bool start_feasible = true;      // the eps start met the kappa budget
+  Eigen::VectorXd start_x, x;      // in the evaluator's layout
   Figures start_figures, figures;  // float64
   SearchResult search;
-  bool skipped = false;         // start already exact: nothing to optimise
+  bool skipped = false;  // start already exact: nothing to optimise
 };
 Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& evaluator);
 

@@ -24,8 +24,8 @@ struct Probe {
 
 EpsAtKappa BestEpsWithinKappa(int N, int c, double kappa_max, bool bound_kappa_enc) {
   if (N < 2 || c < 1)
-    throw InvalidArgument("eps start point: N = " + std::to_string(N) + ", c = " +
-                          std::to_string(c) + "; expected N >= 2 and c >= 1");
+    throw InvalidArgument("eps start point: N = " + std::to_string(N) +
+                          ", c = " + std::to_string(c) + "; expected N >= 2 and c >= 1");
   if (!(kappa_max >= 1) || !std::isfinite(kappa_max)) {
     std::ostringstream m;
     m << "eps start point: kappa_max = " << kappa_max << ", expected a finite value >= 1";
@@ -36,15 +36,19 @@ EpsAtKappa BestEpsWithinKappa(int N, int c, double kappa_max, bool bound_kappa_e
   auto probe = [&](double eps) {
     const Eigen::VectorXd x = opt::EpsBaseSequence(N, c, eps);
     Probe p{eps, ev.Analyse(x.data()), false};
-    p.feasible = p.figures.kappa_dec <= bound && (!bound_kappa_enc || p.figures.kappa_enc <= bound) &&
+    p.feasible = p.figures.kappa_dec <= bound &&
+                 (!bound_kappa_enc || p.figures.kappa_enc <= bound) &&
                  std::isfinite(p.figures.err_rms);
     return p;
   };
   auto fail = [&](const Figures& best) {
     std::ostringstream m;
-    m << "eps start point: no eps in [1e-8, 3] gives kappa_dec" << (bound_kappa_enc ? " and kappa_enc" : "")
-      << " <= kappa_max = " << kappa_max << " for N = " << N << ", c = " << c
-      << " (smallest reached: kappa_dec " << best.kappa_dec << ", kappa_enc " << best.kappa_enc << ")";
+    m << "eps start point: no eps in [1e-8, 3] gives kappa_dec"
+      << (bound_kappa_enc ? " and kappa_enc" : "") << " <= kappa_max = " << kappa_max
+      << " for N = " << N << ", c = " << c << " (smallest reached: kappa_dec " << best.kappa_dec
+      << ", kappa_enc " << best.kappa_enc << ")";
+    if (best.kappa_dec > 1e300)
+      m << "; some rank's windows are singular at every eps (a cos/sin pair split by c)";
     throw InvalidArgument(m.str());
   };
 

@@ -152,6 +152,9 @@ void AbortOnError(const std::exception& error, int code) {
   if (initialized && !finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, error.what());
   std::fflush(stderr);
+  // Peers that time out at about the same moment get a second to print their own view (the
+  // successor of a dead rank names it) before MPI_Abort ends every process.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }

@@ -4,9 +4,9 @@
 // Searches encoders (the shift-invariant base sequence C(tau), or one E_i per rank) that
 // minimise err_rms or err_op of the least-squares-decoded design subject to
 // kappa_dec <= kappa_max and kappa_enc <= kappa_max. The inner loop is float64 with analytic
-// gradients driven by NLopt (AUGLAG around LD_LBFGS by default, with basin hopping); the start point is the eps construction at the
-// eps whose condition numbers meet the budget; the result is re-analysed in high precision and
-// kept only if it beats the start point there.
+// gradients driven by NLopt (AUGLAG around LD_LBFGS by default, with basin hopping); the start
+// point is the eps construction at the eps whose condition numbers meet the budget; the result is
+// re-analysed in high precision and kept only if it beats the start point there.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,9 +29,9 @@ std::string ToString(OptimizerAlgorithm algorithm);
 
 // Reported to OptimizeOptions::progress, at most once per progress_interval_s.
 struct OptimizeProgress {
-  int evaluations = 0;            // design evaluations so far (one per optimiser step/probe)
-  double objective = 0;           // best feasible figure so far (err_rms or err_op, float64)
-  double worst_constraint = 0;    // max(kappa_dec, kappa_enc) / kappa_max at the latest probe
+  int evaluations = 0;          // design evaluations so far (one per optimiser step/probe)
+  double objective = 0;         // best feasible figure so far (err_rms or err_op, float64)
+  double worst_constraint = 0;  // max(kappa_dec, kappa_enc) / kappa_max at the latest probe
   double elapsed_s = 0;
 };
 
@@ -42,11 +42,11 @@ struct OptimizeOptions {
   Objective objective = Objective::kRms;
   bool per_rank_encoders = false;  // false: shift-invariant C(tau); true: one E_i per rank
   OptimizerAlgorithm algorithm = OptimizerAlgorithm::kAuglagLbfgs;
-  double time_limit_s = 60;   // wall-clock guard (> 0); a run cut by it is not reproducible
+  double time_limit_s = 60;      // wall-clock guard (> 0); a run cut by it is not reproducible
   int max_evaluations = 200000;  // the reproducible stop (>= 1)
-  int max_hops = 1 << 30;     // basin-hopping restarts after the first local search (>= 0)
-  std::uint64_t seed = 0;     // seeds the hops; != 0 also perturbs the start point
-  double perturbation = 1e-2;  // relative size of the seeded perturbation of the start
+  int max_hops = 1 << 30;        // basin-hopping restarts after the first local search (>= 0)
+  std::uint64_t seed = 0;        // seeds the hops; != 0 also perturbs the start point
+  double perturbation = 1e-2;    // relative size of the seeded perturbation of the start
   // Final analysis precision (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional
@@ -75,21 +75,22 @@ EpsAtKappa BestEpsWithinKappa(int N, int c, double kappa_max, bool bound_kappa_e
 struct ParetoOptions {
   bool optimize = true;
   Objective objective = Objective::kRms;
-  double time_limit_s = 60;  // per point
+  bool per_rank_encoders = false;
+  double time_limit_s = 60;      // per point
   int max_evaluations = 200000;  // per point
   std::uint64_t seed = 0;
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional, per point
 };
 struct ParetoPoint {
-  double kappa = 0;              // the budget
-  bool has_eps = false;          // false when no eps meets kappa_dec <= kappa
-  double eps = 0;                // eps of the eps point
-  Figures eps_figures;           // eps construction, kappa_dec <= kappa
-  bool has_optimized = false;    // false when !optimize or kappa_enc of eps exceeds the budget
-  Figures optimized_figures;     // optimised design (== start figures when not improved)
+  double kappa = 0;            // the budget
+  bool has_eps = false;        // false when no eps meets kappa_dec <= kappa
+  double eps = 0;              // eps of the eps point
+  Figures eps_figures;         // eps construction, kappa_dec <= kappa
+  bool has_optimized = false;  // false when !optimize or kappa_enc of eps exceeds the budget
+  Figures optimized_figures;   // optimised design (== start figures when not improved)
   bool improved = false;
-  double seconds = 0;            // optimiser wall time
+  double seconds = 0;  // optimiser wall time
 };
 std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kappa_to, int points,
                                      const ParetoOptions& options = {});

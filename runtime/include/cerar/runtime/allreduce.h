@@ -22,7 +22,7 @@ namespace cerar {
 enum class ReduceOp { kSum, kAverage };
 
 struct AllReduceOptions {
-  DType dtype = DType::kFloat32;  // f32 or f64
+  DType dtype = DType::kFloat32;  // f32 or f64 (CPU); what the back end supports (coded)
   ReduceOp op = ReduceOp::kSum;
   // Pipelining: each m-element vector is cut into segments of this many bytes; a segment is
   // encoded, stepped and sent on its own so the link is busy while the next one is computed.
@@ -32,7 +32,8 @@ struct AllReduceOptions {
 class CodedAllReduce {
  public:
   // `transport` and `backend` must outlive this object. The buffers passed to Run live in the
-  // back end's memory space.
+  // back end's memory space. The constructor loads this rank's E_i, D_i into the back end, which
+  // holds one design at a time: give each CodedAllReduce its own back end.
   CodedAllReduce(const Design& design, Transport& transport, ComputeBackend& backend,
                  std::size_t count, AllReduceOptions options = {});
   ~CodedAllReduce();
@@ -45,7 +46,9 @@ class CodedAllReduce {
 
   std::size_t count() const { return count_; }
   std::size_t m() const { return m_; }  // elements per vector, ceil(count / c)
-  // Workspace held by this object: (L + 3) m elements (see schedule.h), in bytes.
+  // Workspace held by this object, in bytes: (L + 2) m elements plus min(kSendSlots, segments)
+  // send slots of the largest segment (WorkspaceLayout::bytes() in schedule.h), so at most
+  // (1 + N/c) d elements + kSendSlots · segment_bytes.
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Bytes every run sends per rank: L m sizeof(T).
   std::uint64_t expected_bytes_per_run() const;

@@ -38,7 +38,7 @@ class ComputeBackend {
   // Fused round step on `len` elements: tmp = y_prev - e_back; if obs: obs = tmp;
   // if x: x = e_now + tmp. A null y_prev / e_back / e_now reads as zero.
   // Aliasing: obs may be the same pointer as y_prev (the engine stores each observation in place
-  // of the received vector, which keeps the workspace at L + 3 rows); elementwise only.
+  // of the received vector, which keeps the workspace at L + 2 rows plus segment-sized send slots); elementwise only.
   virtual void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
                     void* x, void* obs, std::size_t len) = 0;
 

@@ -12,7 +12,9 @@
 // Faults: every wait has a deadline (`timeout_s`) and watches a shared abort flag. RunInProcess
 // raises the flag when a rank throws, so its peers fail at once with a message naming it instead
 // of waiting; a rank that silently stops makes its successor fail after the timeout with
-// "rank 2: no data from rank 1 for 10 s".
+// "rank 2: no data from rank 1 for 10 s". A rank whose predecessor is itself blocked waiting
+// keeps waiting (at most N more timeouts), so the error names the rank that stopped, not a
+// starved one; the others are then aborted with that message.
 #include <exception>
 #include <functional>
 #include <memory>

@@ -25,23 +25,6 @@ struct RoundActions {
 int NumRounds(int N, int c);                   // L = c + N - 2 (rounds with a send)
 RoundActions RoundSchedule(int N, int c, int t);  // t in [0, L]; InvalidArgument otherwise
 
-// Workspace of one rank, in rows of m elements (derivation in coded_allreduce.cc):
-//   rows 0, 1          : y(t) for t <= N-1; they become observations o(N-2), o(N-1)
-//   rows 2 … L+1       : e(0) … e(L-1); once e(t-N) has been read at round t its row receives y(t)
-//                        and becomes observation o(t) (row t-N+2)
-//   row  L+2           : the send buffer x(t)
-// so observation r always sits in row r (the decoder reads c rows with stride m) and the whole
-// workspace is L + 3 = c + N + 1 rows: (1 + N/c)·d + m elements.
-struct WorkspaceLayout {
-  int N = 0, c = 0, L = 0;
-  int rows() const { return L + 3; }
-  int enc_row(int t) const { return 2 + t; }    // e(t)
-  int send_row() const { return L + 2; }        // x(t), every round
-  int obs_row(int r) const { return r; }        // o(N-2+r)
-  int recv_row(int t) const;                    // y(t), t in [0, L)
-};
-WorkspaceLayout MakeWorkspaceLayout(int N, int c);
-
 // A column range [col0, col0 + cols) of the m-element rows in which exactly kc components hold
 // data (the rest is implicit zero padding, PROTOCOL.md §1).
 struct Segment {
@@ -51,5 +34,51 @@ struct Segment {
 // Cuts [0, m) with m = ceil(count / c) into segments of at most max_cols columns, never
 // straddling the column where the number of data components drops. Empty for count = 0.
 std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols);
+
+// Workspace of one rank (derivation in coded_allreduce.cc): L + 2 rows of m elements, then the
+// send slots.
+//   rows 0, 1          : y(t) for t <= N-1; they become observations o(N-2), o(N-1)
+//   rows 2 … L+1       : e(0) … e(L-1); once e(t-N) has been read at round t its row receives y(t)
+//                        and becomes observation o(t) (row t-N+2)
+//   send slots         : x(t)[s] is written into slot (exchange index) mod send_slots, where
+//                        exchange i = t·S + s (round t, segment s of S); a slot is reused only
+//                        after exchange i - send_slots, its previous user, has been waited for
+// so observation r always sits in row r (the decoder reads c rows with stride m), and the whole
+// workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
+// kSendSlots·segment_bytes bytes.
+//
+// kSendSlots = 3. A rank starts exchange i only after exchange i - send_slots has completed,
+// which needs both neighbours to have started it; so a rank runs at most send_slots - 1
+// exchanges ahead of its neighbours before it waits for them. 2 is plain double buffering (one
+// segment on the link while the next is stepped), and any further lag of a neighbour stalls the
+// rank; 3 absorbs one more segment of skew between neighbours for one more segment of memory.
+// With S <= kSendSlots segments there are S slots, each reused only after the y(t-1)[s] wait
+// that the step needs anyway: no extra waits (and about one row of slots, as a full send row had).
+inline constexpr int kSendSlots = 3;
+
+struct WorkspaceLayout {
+  int N = 0, c = 0, L = 0;
+  std::size_t m = 0;           // elements per row
+  std::size_t elem_bytes = 0;  // bytes per element
+  int send_slots = 0;          // min(kSendSlots, S); 0 when there are no segments
+  std::size_t slot_bytes = 0;  // bytes of the largest segment (max_cols · elem_bytes)
+
+  int rows() const { return L + 2; }
+  int enc_row(int t) const { return 2 + t; }    // e(t)
+  int obs_row(int r) const { return r; }        // o(N-2+r)
+  int recv_row(int t) const;                    // y(t), t in [0, L)
+  int send_slot(std::size_t exchange) const;    // exchange mod send_slots
+  std::size_t row_offset(int r) const { return std::size_t(r) * m * elem_bytes; }
+  std::size_t slot_offset(int k) const {
+    return row_offset(rows()) + std::size_t(k) * slot_bytes;
+  }
+  // (L + 2)·m·elem_bytes + send_slots·slot_bytes.
+  std::size_t bytes() const { return slot_offset(send_slots); }
+};
+// Rows only (m = 0, no send slots): the row schedule, independent of the vector length.
+WorkspaceLayout MakeWorkspaceLayout(int N, int c);
+// The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments).
+WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
+                                    const std::vector<Segment>& segments);
 
 }  // namespace cerar

@@ -8,7 +8,8 @@
 // A/B types; see docs/cuda.md for what that costs in accuracy).
 // The back end works on the device that is current when it is created; every call switches to
 // that device and back. The stream is borrowed, never destroyed; it must be the stream the
-// transport enqueues on (CreateNcclTransport) so the whole all-reduce is stream-ordered.
+// transport enqueues on (CreateNcclTransport) so the whole all-reduce is stream-ordered, and it
+// must outlive the back end (the destructor synchronises it). nullptr is the legacy stream.
 #include <cuda_runtime_api.h>
 
 #include <memory>

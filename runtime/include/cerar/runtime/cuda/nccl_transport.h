@@ -14,7 +14,8 @@
 
 namespace cerar {
 
-// Borrows an existing communicator the caller owns (it is not destroyed by the transport).
+// Borrows an existing communicator the caller owns (it is not destroyed by the transport); the
+// communicator and the stream must outlive the transport.
 // The communicator's device must be current when the transport is used.
 std::unique_ptr<Transport> CreateNcclTransport(ncclComm_t comm, cudaStream_t stream);
 

@@ -1,0 +1,136 @@
+// cerar pareto: error-vs-kappa fronts of the eps construction (eps chosen so kappa_dec meets
+// each kappa) and of optimised designs (docs/optimizer.md), as a table or CSV.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cerar/design/optimizer.h"
+#include "cerar/format/errors.h"
+#include "cli_util.h"
+#include "commands.h"
+
+namespace cerar::cli {
+namespace {
+
+struct ParetoArgs {
+  int N = 8, c = 16;
+  std::string kappa = "1e1:1e6";
+  int points = 6;
+  std::string objective = "rms";
+  double time_limit = 60;
+  int max_evaluations = 200000;
+  std::uint64_t seed = 0;
+  std::string precision = "mp50";
+  bool no_optimize = false;
+  bool per_rank = false;
+  bool csv = false;
+  std::string output;
+};
+
+// "FROM:TO" or a single value.
+std::pair<double, double> ParseKappaRange(const std::string& text) {
+  const auto colon = text.find(':');
+  try {
+    std::size_t used = 0;
+    const std::string a = text.substr(0, colon),
+                      b = colon == std::string::npos ? a : text.substr(colon + 1);
+    const double from = std::stod(a, &used);
+    if (used != a.size()) throw std::invalid_argument(a);
+    const double to = std::stod(b, &used);
+    if (used != b.size()) throw std::invalid_argument(b);
+    return {from, to};
+  } catch (const std::logic_error&) {
+    throw InvalidArgument("pareto: --kappa \"" + text + "\" is not FROM:TO (e.g. 1e1:1e6)");
+  }
+}
+
+std::string Num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+}  // namespace
+
+void AddParetoCommand(CLI::App& app) {
+  auto a = std::make_shared<ParetoArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("pareto", "Error vs kappa fronts: eps construction and optimised");
+  cmd->add_option("-N,--ranks", a->N, "number of ranks N >= 2")->required();
+  cmd->add_option("-c,--components", a->c, "components c >= 1")->required();
+  cmd->add_option("--kappa", a->kappa, "kappa budgets FROM:TO (log-spaced), or one value")
+      ->capture_default_str();
+  cmd->add_option("--points", a->points, "number of budgets (>= 1)")->capture_default_str();
+  cmd->add_option("--objective", a->objective, "rms | op")->capture_default_str();
+  cmd->add_option("--time-limit", a->time_limit, "seconds per optimised point (> 0)")
+      ->capture_default_str();
+  cmd->add_option("--max-evaluations", a->max_evaluations, "evaluations per optimised point")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "optimiser seed")->capture_default_str();
+  cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
+      ->capture_default_str();
+  cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
+  cmd->add_flag("--per-rank", a->per_rank,
+                "optimise one encoder per rank (else shift-invariant C)");
+  cmd->add_flag("--csv", a->csv, "CSV instead of a table");
+  cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
+  cmd->callback([a] {
+    auto [from, to] = ParseKappaRange(a->kappa);
+    if (a->points < 1 || a->points > 1000)
+      throw InvalidArgument("pareto: --points " + std::to_string(a->points) +
+                            " must be in [1, 1000]");
+    if (from == to) a->points = 1;
+    RequireWritable(a->output);
+    design::ParetoOptions po;
+    po.optimize = !a->no_optimize;
+    po.objective = design::ParseObjective(a->objective);
+    po.per_rank_encoders = a->per_rank;
+    po.time_limit_s = a->time_limit;
+    po.max_evaluations = a->max_evaluations;
+    po.seed = a->seed;
+    po.precision = design::ParsePrecision(a->precision);
+    po.progress = [](const design::OptimizeProgress& p) {
+      std::fprintf(stderr,
+                   "pareto: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
+                   p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+    };
+    const auto front = design::ParetoFront(a->N, a->c, from, to, a->points, po);
+    std::ostringstream out;
+    char line[400];
+    if (a->csv) {
+      out << "N,c,kappa,eps,eps_err_rms,eps_err_op,eps_kappa_dec,eps_kappa_enc,opt_err_rms,"
+             "opt_err_op,opt_kappa_dec,opt_kappa_enc,improved,ratio_err_rms,seconds,precision\n";
+    } else {
+      std::snprintf(line, sizeof line, "%-9s %-10s %-11s %-11s %-11s %-11s %-11s %-8s %-7s\n",
+                    "kappa", "eps", "eps_rms", "eps_kdec", "opt_rms", "opt_kdec", "opt_kenc",
+                    "ratio", "secs");
+      out << line;
+    }
+    for (const auto& p : front) {
+      const double nan = std::nan("");
+      const Figures& e = p.eps_figures;
+      const Figures& o = p.optimized_figures;
+      const double ratio = p.has_eps && p.has_optimized ? o.err_rms / e.err_rms : nan;
+      auto E = [&](double v) { return p.has_eps ? v : nan; };
+      auto O = [&](double v) { return p.has_optimized ? v : nan; };
+      if (a->csv) {
+        out << a->N << ',' << a->c << ',' << Num(p.kappa) << ',' << Num(E(p.eps)) << ','
+            << Num(E(e.err_rms)) << ',' << Num(E(e.err_op)) << ',' << Num(E(e.kappa_dec)) << ','
+            << Num(E(e.kappa_enc)) << ',' << Num(O(o.err_rms)) << ',' << Num(O(o.err_op)) << ','
+            << Num(O(o.kappa_dec)) << ',' << Num(O(o.kappa_enc)) << ','
+            << (p.has_optimized ? (p.improved ? "1" : "0") : "") << ',' << Num(ratio) << ','
+            << Num(p.seconds) << ',' << a->precision << '\n';
+      } else {
+        std::snprintf(line, sizeof line,
+                      "%-9.3g %-10.3e %-11.4e %-11.4e %-11.4e %-11.4e %-11.4e %-8.3f %-7.1f\n",
+                      p.kappa, E(p.eps), E(e.err_rms), E(e.kappa_dec), O(o.err_rms), O(o.kappa_dec),
+                      O(o.kappa_enc), ratio, p.seconds);
+        out << line;
+      }
+    }
+    Emit(out.str(), a->output);
+  });
+}
+
+}  // namespace cerar::cli
