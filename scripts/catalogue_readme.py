@@ -45,6 +45,9 @@ def main():
             f"| {r['N']} | {r['c']} | {r['L']} | {r['eps']:.3g} | {r['traffic']:.3f} | {r['ring']:.3f} | "
             f"{r['traffic'] / r['ring']:.2f} | {r['err_rms']:.2e} | {r['pred32']:.2e} | "
             f"{r['kappa_dec']:.2e} | [{r['file']}]({r['file']}) |")
+    lines += ["", "Notes: with N = 2 every c is exact (each rank has one window, so D = W^-1) but L = c, so",
+              "traffic equals the ring's; CERAR gains nothing there. At c = N every eps gives an exact",
+              "design (kappa_dec = sqrt(2) for N >= 3), so tuning keeps the smallest eps of its grid."]
     if dropped:
         lines += ["", f"Left out: predicted float32 error above {useful:g}, too large to be a useful",
                   "approximation of a gradient sum (the error floor rises as c/N grows, because",

@@ -85,3 +85,20 @@ std::vector<SweepPoint> Sweep(Construction construction, int N, int c, double ep
                               double eps_to, int points, Precision precision);
 
 }  // namespace cerar::design
+
+namespace cerar::design {
+
+// One figure of a recorded/re-derived comparison (`cerar validate`, the catalogue test).
+struct FigureCheck {
+  std::string name;  // err_op, err_rms, kappa_dec, kappa_enc
+  double recorded = 0;
+  double derived = 0;
+  bool agree = false;
+};
+
+// Compares the four headline figures. Error figures are relative errors: they agree within 1e-6
+// relative or 1e-12 absolute (the floor covers exact designs, whose error is rounding noise of
+// order 1e-16 and differs between analyses); condition numbers agree within 1e-6 relative.
+std::vector<FigureCheck> CompareFigures(const Figures& recorded, const Figures& derived);
+
+}  // namespace cerar::design

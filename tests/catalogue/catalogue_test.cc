@@ -1,0 +1,68 @@
+// Every design file in matrices/ loads (format, shapes, finiteness, integrity), its recorded
+// figures agree with figures re-derived in the precision they were recorded in, it meets the
+// catalogue's rule (predicted float32 error <= 1e-2), and matrices/README.md lists it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cerar/design/toolkit.h"
+#include "cerar/format/design_file.h"
+
+namespace cerar {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> CatalogueFiles() {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(CERAR_MATRICES_DIR))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string ReadIndex() {
+  std::ifstream in(fs::path(CERAR_MATRICES_DIR) / "README.md");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Catalogue, IsNotEmpty) { EXPECT_GE(CatalogueFiles().size(), 10u); }
+
+class CatalogueFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CatalogueFile, LoadsAndItsFiguresAgreeWithReDerivedOnes) {
+  const std::string path = (fs::path(CERAR_MATRICES_DIR) / GetParam()).string();
+  const Design d = LoadDesign(path);
+  ASSERT_TRUE(d.figures().has_value()) << path;
+  const Figures& recorded = *d.figures();
+  const Figures derived = design::Analyse(d, design::ParsePrecision(recorded.precision));
+  for (const auto& f : design::CompareFigures(recorded, derived))
+    EXPECT_TRUE(f.agree) << path << ": " << f.name << " recorded " << f.recorded
+                         << ", re-derived " << f.derived;
+  ASSERT_TRUE(recorded.predicted_error.count("float32")) << path;
+  EXPECT_LE(recorded.predicted_error.at("float32"), 1e-2) << path;
+  EXPECT_EQ(d.provenance().construction, "eps");
+}
+
+TEST_P(CatalogueFile, IsListedInTheIndex) {
+  EXPECT_NE(ReadIndex().find("(" + GetParam() + ")"), std::string::npos)
+      << GetParam() << " is not listed in matrices/README.md";
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrices, CatalogueFile, ::testing::ValuesIn(CatalogueFiles()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param.substr(0, info.param.size() - 5);
+                           std::replace_if(name.begin(), name.end(),
+                                           [](char ch) { return !std::isalnum(ch); }, '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace cerar
