@@ -11,6 +11,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_design  # noqa: E402
 
 
+OPTIMIZED_PREFIX = "Optimised designs ("
+
+
+def optimized_line(dst):
+    """One line naming the optimised designs in dst (scripts/make-catalogue-optimized), or ""."""
+    names = sorted((n for n in os.listdir(dst) if n.startswith("opt_N") and n.endswith(".json")),
+                   key=lambda n: [int(x) for x in n[5:-5].replace("_c", " ").split()])
+    if not os.path.exists(os.path.join(dst, "OPTIMIZED.md")):
+        return ""
+    return (OPTIMIZED_PREFIX + "`scripts/make-catalogue-optimized`, listed in [OPTIMIZED.md](OPTIMIZED.md)): "
+            + (", ".join("[%s](%s)" % (n, n) for n in names) if names else "none beat the eps designs") + ".")
+
+
 def main():
     src, dst, useful = sys.argv[1], sys.argv[2], float(sys.argv[3])
     kept, dropped = [], []
@@ -55,6 +68,8 @@ def main():
                   "| N | c | eps | err_rms | predicted float32 error | kappa_dec |", "|---|---|---|---|---|---|"]
         for r in dropped:
             lines.append(f"| {r['N']} | {r['c']} | {r['eps']:.3g} | {r['err_rms']:.2e} | {r['pred32']:.2e} | {r['kappa_dec']:.2e} |")
+    if optimized_line(dst):
+        lines += ["", optimized_line(dst)]
     with open(os.path.join(dst, "README.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
 

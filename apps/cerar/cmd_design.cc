@@ -30,6 +30,7 @@ struct DesignArgs {
   double time_limit = 60;
   std::uint64_t seed = 0;
   bool per_rank = false;
+  int max_evaluations = 200000;
 };
 
 Design BuildOptimized(const DesignArgs& a) {
@@ -41,10 +42,12 @@ Design BuildOptimized(const DesignArgs& a) {
   o.time_limit_s = a.time_limit;
   o.seed = a.seed;
   o.per_rank_encoders = a.per_rank;
+  o.max_evaluations = a.max_evaluations;
   if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
   // Progress on stderr, first after 1 s, so short runs stay quiet.
   o.progress = [](const design::OptimizeProgress& p) {
-    std::fprintf(stderr, "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
+    std::fprintf(stderr,
+                 "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
                  p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
   };
   return design::Optimize(o);
@@ -82,7 +85,11 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("--time-limit", args->time_limit, "optimized: seconds (> 0)")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "optimized: seed")->capture_default_str();
-  cmd->add_flag("--per-rank", args->per_rank, "optimized: one encoder per rank (else shift-invariant)");
+  cmd->add_option("--max-evaluations", args->max_evaluations,
+                  "optimized: evaluation budget (the reproducible stop)")
+      ->capture_default_str();
+  cmd->add_flag("--per-rank", args->per_rank,
+                "optimized: one encoder per rank (else shift-invariant)");
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option("--tune", args->tune,
                                    "pick eps for a target arithmetic: float32 | float64 | bfloat16");

@@ -57,8 +57,8 @@ TEST_P(CatalogueFile, IsListedInTheIndex) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrices, CatalogueFile, ::testing::ValuesIn(CatalogueFiles()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param.substr(0, info.param.size() - 5);
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param.substr(0, param_info.param.size() - 5);
                            std::replace_if(name.begin(), name.end(),
                                            [](char ch) { return !std::isalnum(ch); }, '_');
                            return name;

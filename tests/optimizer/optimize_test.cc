@@ -130,6 +130,21 @@ void ExpectRejected(const OptimizeOptions& o, const std::string& needle) {
   }
 }
 
+// Continuation in kappa (1e2 -> 1e3): the stages are recorded, the result meets the final
+// budget in high precision and is never worse than the eps start; reproducible.
+TEST(Optimize, ContinuationInKappaMeetsTheFinalBudget) {
+  OptimizeOptions o = Small(4, 8, 1e3, 900);
+  o.continuation_from = 100;
+  const Design d = Optimize(o);
+  const auto& prm = d.provenance().parameters;
+  EXPECT_EQ(prm.at("optimizer").at("stages").get<int>(), 2);
+  const Figures hp = Analyse(d, Precision::kMp50);
+  EXPECT_LE(hp.kappa_dec, o.kappa_max);
+  EXPECT_LE(hp.kappa_enc, o.kappa_max);
+  EXPECT_LE(hp.err_rms, StartObjective(d, Objective::kRms) * (1 + 1e-12));
+  EXPECT_EQ(Optimize(o).fingerprint(), d.fingerprint());
+}
+
 TEST(Optimize, RejectsBadOptions) {
   OptimizeOptions o = Small(4, 8, 1e3, 100);
   o.kappa_max = 0.5;
@@ -151,6 +166,12 @@ TEST(Optimize, RejectsBadOptions) {
   o = Small(4, 8, 1e3, 100);
   o.max_hops = -1;
   ExpectRejected(o, "max_hops = -1");
+  o = Small(4, 8, 1e3, 100);
+  o.continuation_from = -1;
+  ExpectRejected(o, "continuation_from = -1");
+  o = Small(4, 8, 1e3, 100);
+  o.continuation_factor = 1;
+  ExpectRejected(o, "continuation_factor = 1");
   o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");

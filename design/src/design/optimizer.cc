@@ -149,6 +149,11 @@ Design Optimize(const OptimizeOptions& options) {
       {"hops", run.search.hops},
       {"seed", options.seed},
       {"perturbation", options.perturbation},
+      {"continuation",
+       "kappa budgets kappa_max / 10^s >= continuation_from, smallest first, each stage from the "
+       "previous best point; time and evaluations split evenly"},
+      {"continuation_from", options.continuation_from},
+      {"stages", run.search.stages},
       {"evaluations", run.search.evaluations},
       {"rounds", run.search.rounds},
       {"stopped_by", run.search.stopped_by},

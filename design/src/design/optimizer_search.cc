@@ -7,6 +7,8 @@
 #include <exception>
 #include <limits>
 #include <nlopt.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -217,6 +219,10 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "max_hops = " << o.max_hops << ", expected >= 0";
   else if (!(o.perturbation >= 0) || !std::isfinite(o.perturbation))
     m << "perturbation = " << o.perturbation << ", expected a finite value >= 0";
+  else if (!(o.continuation_from >= 0) || !std::isfinite(o.continuation_from))
+    m << "continuation_from = " << o.continuation_from << ", expected a finite value >= 0";
+  else if (!(o.continuation_factor > 1) || !std::isfinite(o.continuation_factor))
+    m << "continuation_factor = " << o.continuation_factor << ", expected a finite value > 1";
   else if (!(o.progress_interval_s >= 0))
     m << "progress_interval_s = " << o.progress_interval_s << ", expected >= 0";
   else
@@ -287,38 +293,102 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   SearchSettings settings;
   settings.norm = options.objective == Objective::kRms ? Evaluator::ErrorNorm::kFrobenius
                                                        : Evaluator::ErrorNorm::kSchatten;
-  settings.kappa_bound = options.kappa_max * (1 - 1e-5);  // margin for the mp50 re-check
   settings.algorithm = options.algorithm;
-  settings.time_limit_s = options.time_limit_s;
-  settings.max_evaluations = options.max_evaluations;
-  settings.box = 2 * x0.cwiseAbs().maxCoeff();
   settings.progress = options.progress;
   settings.progress_interval_s = options.progress_interval_s;
   settings.seed = options.seed;
   settings.max_hops = options.max_hops;
-  if (options.per_rank_encoders) {
-    // Warm start: a per-rank evaluation costs ~N times a shift-invariant one, so spend the
-    // first third of the budget on the shift-invariant problem (seeded from the same start) and
-    // continue per rank from its best point.
-    const Evaluator shift(N, c, Parametrisation::kShiftInvariant);
-    const Eigen::VectorXd base0 = EpsBaseSequence(N, c, run.start_eps);
-    SearchSettings warm = settings;
-    warm.time_limit_s = settings.time_limit_s / 3;
-    warm.max_evaluations = std::max(1, settings.max_evaluations / 3);
-    warm.box = 2 * base0.cwiseAbs().maxCoeff();
-    const SearchResult w = Search(shift, base0, warm);
-    if (w.feasible) x0 = ShiftInvariantToPerRank(N, c, w.x);
-    settings.time_limit_s -= w.elapsed_s;
-    settings.max_evaluations = std::max(1, settings.max_evaluations - w.evaluations);
-    settings.box = 2 * x0.cwiseAbs().maxCoeff();
-    run.search = Search(ev, x0, settings);
-    run.search.evaluations += w.evaluations;
-    run.search.elapsed_s += w.elapsed_s;
-    run.search.rounds += w.rounds;
-    run.search.hops += w.hops;
-  } else {
-    run.search = Search(ev, x0, settings);
+
+  // Continuation in kappa (docs/optimizer.md §6): budgets kappa_max / 10^s, s = S .. 0, with
+  // kappa_max / 10^S >= continuation_from; each stage starts from the previous stage's best
+  // point (feasible for every larger budget). The time and evaluation budgets are split evenly.
+  std::vector<double> stages;
+  double cfrom = options.continuation_from, cfac = options.continuation_factor;
+  if (const char* e = std::getenv("CERAR_OPT_CONT")) std::sscanf(e, "%lf:%lf", &cfrom, &cfac);  // EXPERIMENT
+  if (cfrom > 0)
+    for (double k = options.kappa_max / cfac; k >= cfrom * (1 - 1e-9); k /= cfac)
+      stages.insert(stages.begin(), k);
+  stages.push_back(options.kappa_max);
+  const int S = int(stages.size());
+  const double stage_time = options.time_limit_s / S;
+  const int stage_evaluations = std::max(1, options.max_evaluations / S);
+  const auto started = std::chrono::steady_clock::now();
+  int evaluations_used = 0;
+  Eigen::VectorXd current;  // best point of the previous stages (empty: none feasible yet)
+  SearchResult total;
+  for (int st = 0; st < S; ++st) {
+    const bool last = st == S - 1;
+    settings.kappa_bound = stages[st] * (1 - 1e-5);  // margin for the mp50 re-check
+    const double used_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    settings.time_limit_s = last ? std::max(1e-3, options.time_limit_s - used_s)
+                                 : std::max(1e-3, stage_time * (st + 1) - used_s);
+    settings.max_evaluations = last ? std::max(1, options.max_evaluations - evaluations_used)
+                                    : stage_evaluations;
+    SearchResult r;
+    if (current.size() == 0) {
+      // Fresh start: the eps point for this stage's budget (the run's own start on the last).
+      Eigen::VectorXd xs = x0;
+      double stage_eps = run.start_eps;
+      if (const char* e = std::getenv("CERAR_OPT_STARTK"); e && last) {  // EXPERIMENT
+        stage_eps = BestEpsWithinKappa(N, c, stages[st] * std::atof(e), true).eps;
+        const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
+        xs = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b;
+      }
+      if (!last) {
+        try {
+          stage_eps = BestEpsWithinKappa(N, c, stages[st], /*bound_kappa_enc=*/true).eps;
+        } catch (const InvalidArgument&) {
+          stage_eps = LeastKappaEps(N, c);
+        }
+        const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
+        xs = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b;
+        if (options.seed != 0) xs += x0 - run.start_x;  // same seeded perturbation
+      }
+      settings.box = 2 * xs.cwiseAbs().maxCoeff();
+      if (options.per_rank_encoders) {
+        // Warm start: a per-rank evaluation costs ~N times a shift-invariant one, so spend the
+        // first third of the stage on the shift-invariant problem (seeded from the same start)
+        // and continue per rank from its best point.
+        const Evaluator shift(N, c, Parametrisation::kShiftInvariant);
+        const Eigen::VectorXd base0 = EpsBaseSequence(N, c, stage_eps);
+        SearchSettings warm = settings;
+        warm.time_limit_s = settings.time_limit_s / 3;
+        warm.max_evaluations = std::max(1, settings.max_evaluations / 3);
+        warm.box = 2 * base0.cwiseAbs().maxCoeff();
+        const SearchResult w = Search(shift, base0, warm);
+        if (w.feasible) xs = ShiftInvariantToPerRank(N, c, w.x);
+        SearchSettings rest = settings;
+        rest.time_limit_s = std::max(1e-3, settings.time_limit_s - w.elapsed_s);
+        rest.max_evaluations = std::max(1, settings.max_evaluations - w.evaluations);
+        rest.box = 2 * xs.cwiseAbs().maxCoeff();
+        r = Search(ev, xs, rest);
+        r.evaluations += w.evaluations;
+        r.elapsed_s += w.elapsed_s;
+        r.rounds += w.rounds;
+        r.hops += w.hops;
+      } else {
+        r = Search(ev, xs, settings);
+      }
+    } else {
+      settings.box = 2 * current.cwiseAbs().maxCoeff();
+      r = Search(ev, current, settings);
+    }
+    evaluations_used += r.evaluations;
+    total.evaluations += r.evaluations;
+    total.elapsed_s += r.elapsed_s;
+    total.rounds += r.rounds;
+    total.hops += r.hops;
+    if (r.feasible) current = r.x;
+    if (last) {
+      total.x = r.x;
+      total.feasible = r.feasible;
+      total.objective = r.objective;
+      total.stopped_by = r.stopped_by;
+    }
   }
+  total.stages = S;
+  run.search = total;
 
   // Gauge: every figure is invariant under x -> s x; scale by a power of two (bit-exact
   // figures) so the largest row of C (or E) is within sqrt(2) of the start's.

@@ -32,6 +32,7 @@ struct SearchResult {
   int rounds = 0;          // NLopt runs
   int hops = 0;            // basin-hopping perturbations
   std::string stopped_by;  // "converged" | "max_hops" | "max_evaluations" | "time_limit"
+  int stages = 1;          // kappa-continuation stages (RunFloat64)
   double elapsed_s = 0;
 };
 
