@@ -7,8 +7,6 @@
 #include <exception>
 #include <limits>
 #include <nlopt.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -299,12 +297,12 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   settings.seed = options.seed;
   settings.max_hops = options.max_hops;
 
-  // Continuation in kappa (docs/optimizer.md §6): budgets kappa_max / 10^s, s = S .. 0, with
-  // kappa_max / 10^S >= continuation_from; each stage starts from the previous stage's best
-  // point (feasible for every larger budget). The time and evaluation budgets are split evenly.
+  // Continuation in kappa (docs/optimizer.md §6, off by default: it did not help): budgets
+  // kappa_max / f^s >= continuation_from (f = continuation_factor), smallest first, then
+  // kappa_max; each stage starts from the previous stage's best point (feasible for every larger
+  // budget). The time and evaluation budgets are split evenly between the stages.
   std::vector<double> stages;
-  double cfrom = options.continuation_from, cfac = options.continuation_factor;
-  if (const char* e = std::getenv("CERAR_OPT_CONT")) std::sscanf(e, "%lf:%lf", &cfrom, &cfac);  // EXPERIMENT
+  const double cfrom = options.continuation_from, cfac = options.continuation_factor;
   if (cfrom > 0)
     for (double k = options.kappa_max / cfac; k >= cfrom * (1 - 1e-9); k /= cfac)
       stages.insert(stages.begin(), k);
@@ -330,11 +328,6 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
       // Fresh start: the eps point for this stage's budget (the run's own start on the last).
       Eigen::VectorXd xs = x0;
       double stage_eps = run.start_eps;
-      if (const char* e = std::getenv("CERAR_OPT_STARTK"); e && last) {  // EXPERIMENT
-        stage_eps = BestEpsWithinKappa(N, c, stages[st] * std::atof(e), true).eps;
-        const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
-        xs = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b;
-      }
       if (!last) {
         try {
           stage_eps = BestEpsWithinKappa(N, c, stages[st], /*bound_kappa_enc=*/true).eps;

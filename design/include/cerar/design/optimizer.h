@@ -47,8 +47,9 @@ struct OptimizeOptions {
   int max_hops = 1 << 30;        // basin-hopping restarts after the first local search (>= 0)
   std::uint64_t seed = 0;        // seeds the hops; != 0 also perturbs the start point
   double perturbation = 1e-2;    // relative size of the seeded perturbation of the start
-  // Continuation in kappa: first solve for the budgets kappa_max/10^s >= continuation_from
-  // (smallest first), each from the previous best point, then kappa_max; 0: off.
+  // Continuation in kappa: first solve for the budgets kappa_max / continuation_factor^s >=
+  // continuation_from (smallest first), each from the previous best point, then kappa_max;
+  // 0: off (the default: docs/optimizer.md §9 says why).
   double continuation_from = 0;
   double continuation_factor = 10;  // ratio of consecutive continuation budgets (> 1)
   // Final analysis precision (mp50 unless a test wants speed).
