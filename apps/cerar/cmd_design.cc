@@ -55,6 +55,9 @@ Design BuildOptimized(const DesignArgs& a) {
 
 Design BuildDesign(const DesignArgs& a) {
   if (a.construction == "optimized") return BuildOptimized(a);
+  if (a.construction != "eps" && a.construction != "vandermonde")
+    throw InvalidArgument("design: --construction '" + a.construction +
+                          "' is not one of eps, vandermonde, optimized");
   design::Precision precision = design::ParsePrecision(a.precision);
   design::Construction construction = design::ParseConstruction(a.construction);
   if (!a.tune.empty()) {

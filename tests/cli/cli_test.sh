@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# End-to-end checks of the cerar CLI. Usage: cli_test.sh CERAR READ_DESIGN_PY
+# Prints one line per check and "N passed, M failed" at the end; exits non-zero on any failure.
+set -uo pipefail
+cerar=$1
+reader=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# expect_error NAME EXPECTED_WORDS -- ARGS: exit code 2, exactly one line on stderr naming the words.
+expect_error() {
+  local name=$1 words=$2; shift 3
+  "$cerar" "$@" >"$work/out" 2>"$work/err"
+  local rc=$? lines
+  lines=$(wc -l <"$work/err")
+  if [[ $rc -eq 2 && $lines -eq 1 ]] && grep -qi -- "$words" "$work/err"; then
+    ok "$name (exit 2: $(cat "$work/err"))"
+  else
+    bad "$name: exit $rc, $lines stderr lines, expected exit 2 and one line with '$words': $(cat "$work/err")"
+  fi
+}
+
+# The happy path: design -> file -> validate -> report -> simulate.
+f=$work/d.json
+if "$cerar" design -N 4 -c 8 --construction eps --eps 1e-3 -o "$f" >"$work/out" 2>&1 && [[ -s $f ]]; then
+  ok "design writes a file"
+else
+  bad "design -N 4 -c 8 --eps 1e-3 -o FILE: $(cat "$work/out")"
+fi
+if "$cerar" validate "$f" >"$work/out" 2>&1 && grep -q '^valid$' "$work/out"; then
+  ok "validate accepts a fresh design"
+else
+  bad "validate: $(cat "$work/out")"
+fi
+if python3 "$reader" "$f" >/dev/null 2>&1; then ok "python reader verifies the file"; else bad "python reader"; fi
+
+"$cerar" report "$f" --json >"$work/report.json"
+if python3 - "$work/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("err_op", "err_rms", "kappa_dec", "kappa_enc", "L", "N", "c", "precision"):
+    assert k in r, k
+assert r["N"] == 4 and r["c"] == 8 and r["L"] == 10
+# PROTOCOL.md §7: eps, N = 4, c = 8, eps = 1e-3
+assert abs(r["err_op"] / 1.63e-3 - 1) < 0.01, r["err_op"]
+assert abs(r["err_rms"] / 8.16e-4 - 1) < 0.01, r["err_rms"]
+assert abs(r["kappa_dec"] / 1.41e3 - 1) < 0.01, r["kappa_dec"]
+PY
+then ok "report --json carries the §5 figures (§7 values)"; else bad "report --json"; fi
+
+"$cerar" sweep -N 4 -c 8 --construction eps --eps-from 1e-4 --eps-to 1e-2 --points 5 --csv >"$work/sweep.csv"
+if [[ $(head -1 "$work/sweep.csv") == construction,N,c,eps,err_op,err_rms,* && $(wc -l <"$work/sweep.csv") -eq 6 ]]; then
+  ok "sweep --csv: header + 5 points"
+else
+  bad "sweep --csv: $(cat "$work/sweep.csv")"
+fi
+
+"$cerar" simulate "$f" --count 20011 --dtype f64 --json >"$work/sim.json"
+if python3 - "$work/sim.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("measured_err_rms", "predicted_err_rms", "bytes_sent_per_rank", "ring_bytes_sent_per_rank",
+          "workspace_bytes", "seconds"):
+    assert k in r, k
+m = -(-20011 // 8)
+assert r["bytes_sent_per_rank"] == 10 * m * 8, r["bytes_sent_per_rank"]  # L * ceil(n/c) * 8
+assert abs(r["measured_err_rms"] / r["predicted_err_rms"] - 1) < 0.2
+PY
+then ok "simulate --json: keys, exact bytes, error within 20% of err_rms"; else bad "simulate --json: $(cat "$work/sim.json")"; fi
+
+# Bad arguments: one line, exit 2.
+expect_error "N < 2" "N = 1" -- design -N 1 -c 4 --eps 1e-3
+expect_error "c < 1" "c = 0" -- design -N 4 -c 0 --eps 1e-3
+expect_error "eps < 0" "eps" -- design -N 4 -c 8 --eps -1
+expect_error "eps NaN" "eps" -- design -N 4 -c 8 --eps nan
+expect_error "absurd N" "N = 1000000000" -- design -N 1000000000 -c 8 --eps 1e-3
+expect_error "unknown construction" "construction" -- design -N 4 -c 8 --construction magic --eps 1e-3
+expect_error "no eps nor tune" "--eps" -- design -N 4 -c 8
+expect_error "unknown option" "--frobnicate" -- design -N 4 -c 8 --eps 1e-3 --frobnicate
+expect_error "unwritable output" "does not exist" -- design -N 4 -c 8 --eps 1e-3 -o "$work/no/such/dir/x.json"
+expect_error "missing file" "missing.json" -- report "$work/missing.json"
+expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to 1e-4 --points 3
+expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
+expect_error "negative count" "count" -- simulate "$f" --count -5
+
+# A corrupted file is rejected by validate and report, naming the file.
+sed 's/"N": 4/"N": 5/' "$f" >"$work/edited.json"
+expect_error "edited file" "edited.json" -- validate "$work/edited.json"
+head -c 500 "$f" >"$work/truncated.json"
+expect_error "truncated file" "truncated.json" -- report "$work/truncated.json"
+
+# A failed write leaves nothing behind and an existing file untouched.
+cp "$f" "$work/keep.json"
+before=$(sha256sum <"$work/keep.json")
+"$cerar" design -N 1 -c 4 --eps 1e-3 -o "$work/keep.json" >/dev/null 2>&1
+if [[ $(sha256sum <"$work/keep.json") == "$before" && $(ls "$work" | grep -c '\.tmp') -eq 0 ]]; then
+  ok "failed design leaves the existing file untouched, no temporary"
+else
+  bad "failed design changed the file or left a temporary: $(ls "$work")"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
