@@ -26,30 +26,13 @@ void PrintTo(const EngineCase& k, std::ostream* os) {
       << (k.op == ReduceOp::kAverage ? " average" : " sum");
 }
 
-// Random encoders and decoders: linearity (PROTOCOL.md §9) holds for any design.
-Design RandomDesign(int N, int c, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  DesignParts parts;
-  parts.N = N;
-  parts.c = c;
-  for (int i = 0; i < N; ++i) {
-    MatrixXd E(c + N - 2, c), D(c, c);
-    for (Eigen::Index k = 0; k < E.size(); ++k) E.data()[k] = u(rng);
-    for (Eigen::Index k = 0; k < D.size(); ++k) D.data()[k] = u(rng);
-    parts.encoders.push_back(E);
-    parts.decoders.push_back(D);
-  }
-  parts.provenance.construction = "random";
-  return Design::Create(std::move(parts), "random test design");
-}
 
 class CudaEngineTest : public testing::TestWithParam<EngineCase> {};
 
 TEST_P(CudaEngineTest, CodedAllReduceMatchesHostReference) {
   CERAR_REQUIRE_GPU();
   const auto [N, c, n, t, op] = GetParam();
-  const Design design = RandomDesign(N, c, std::uint64_t(N * 100 + c));
+  const Design design = test::RandomDesign(N, c, std::uint64_t(N * 100 + c));
   std::mt19937_64 rng(n + std::uint64_t(N));
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<std::vector<double>> inputs(static_cast<std::size_t>(N), std::vector<double>(n));

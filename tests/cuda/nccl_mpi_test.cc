@@ -98,19 +98,9 @@ TEST_F(NcclMpi, CodedAllReduceMatchesHostReference) {
   const int N = Size(), rank = Rank();
   for (int c : {1, 3, N + 1}) {
     for (DType t : {DType::kFloat32, DType::kFloat64}) {
-      std::mt19937_64 rng(std::uint64_t(N * 1000 + c));
+      const Design design = test::RandomDesign(N, c, std::uint64_t(N * 1000 + c));
+      std::mt19937_64 rng(std::uint64_t(N * 1000 + c) + 1);
       std::uniform_real_distribution<double> u(-1.0, 1.0);
-      DesignParts parts;
-      parts.N = N;
-      parts.c = c;
-      for (int i = 0; i < N; ++i) {
-        MatrixXd E(c + N - 2, c), D(c, c);
-        for (Eigen::Index k = 0; k < E.size(); ++k) E.data()[k] = u(rng);
-        for (Eigen::Index k = 0; k < D.size(); ++k) D.data()[k] = u(rng);
-        parts.encoders.push_back(E);
-        parts.decoders.push_back(D);
-      }
-      const Design design = Design::Create(std::move(parts), "random test design");
       const std::size_t n = 100003;
       std::vector<std::vector<double>> inputs(static_cast<std::size_t>(N), std::vector<double>(n));
       for (auto& g : inputs)

@@ -27,19 +27,9 @@ class ProtocolReferenceTest : public testing::TestWithParam<RefCase> {};
 
 TEST_P(ProtocolReferenceTest, CpuEngineIsWithinTheBound) {
   const auto [N, c, n, t] = GetParam();
-  std::mt19937_64 rng(std::uint64_t(N * 31 + c) + n);
+  const Design design = test::RandomDesign(N, c, std::uint64_t(N * 31 + c) + n);
+  std::mt19937_64 rng(std::uint64_t(N * 31 + c) + n + 1);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  DesignParts parts;
-  parts.N = N;
-  parts.c = c;
-  for (int i = 0; i < N; ++i) {
-    MatrixXd E(c + N - 2, c), D(c, c);
-    for (Eigen::Index k = 0; k < E.size(); ++k) E.data()[k] = u(rng);
-    for (Eigen::Index k = 0; k < D.size(); ++k) D.data()[k] = u(rng);
-    parts.encoders.push_back(E);
-    parts.decoders.push_back(D);
-  }
-  const Design design = Design::Create(std::move(parts), "random test design");
   std::vector<std::vector<double>> inputs(static_cast<std::size_t>(N), std::vector<double>(n));
   for (auto& g : inputs)
     for (auto& x : g) x = test::RoundTo(t, u(rng));
