@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -29,6 +30,16 @@ void Emit(const std::string& text, const std::string& path) {
   } else {
     WriteFileAtomically(path, text);
   }
+}
+
+}  // namespace cerar::cli
+
+namespace cerar::cli {
+
+std::string Number(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  return buf;
 }
 
 }  // namespace cerar::cli

@@ -12,3 +12,10 @@ void RequireWritable(const std::string& path);
 void Emit(const std::string& text, const std::string& path);
 
 }  // namespace cerar::cli
+
+namespace cerar::cli {
+
+// A double as the user would write it ("1e-05", "-1", "nan"), for messages.
+std::string Number(double value);
+
+}  // namespace cerar::cli

@@ -111,7 +111,7 @@ void AddDesignCommand(CLI::App& app) {
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
       throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
-      throw InvalidArgument("--eps " + std::to_string(args->eps) +
+      throw InvalidArgument("--eps " + Number(args->eps) +
                             ": eps must be finite and >= 0");
     RequireWritable(args->output);
     Design design = BuildDesign(*args);

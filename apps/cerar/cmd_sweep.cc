@@ -44,7 +44,7 @@ void AddSweepCommand(CLI::App& app) {
     if (!(std::isfinite(a->eps_from) && a->eps_from > 0 && std::isfinite(a->eps_to) &&
           a->eps_to >= a->eps_from))
       throw InvalidArgument("sweep: need 0 < --eps-from <= --eps-to, finite; got " +
-                            std::to_string(a->eps_from) + " and " + std::to_string(a->eps_to));
+                            Number(a->eps_from) + " and " + Number(a->eps_to));
     if (a->points < 1 || a->points > 10000)
       throw InvalidArgument("sweep: --points " + std::to_string(a->points) +
                             " must be in [1, 10000]");
