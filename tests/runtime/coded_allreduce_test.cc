@@ -24,11 +24,12 @@ struct Case {
   std::size_t segment_bytes;
 };
 
-std::string Name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& p = info.param;
+std::string Label(const Case& p) {
   return "N" + std::to_string(p.N) + "_c" + std::to_string(p.c) + "_n" + std::to_string(p.count) +
          (p.f32 ? "_f32" : "_f64") + "_seg" + std::to_string(p.segment_bytes);
 }
+std::string Name(const ::testing::TestParamInfo<Case>& info) { return Label(info.param); }
+void PrintTo(const Case& p, std::ostream* os) { *os << Label(p); }
 
 std::vector<Case> Cases() {
   std::vector<Case> out;

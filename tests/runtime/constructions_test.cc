@@ -19,11 +19,12 @@ struct Construct {
   double eps;
 };
 
-std::string Name(const ::testing::TestParamInfo<Construct>& info) {
-  const Construct& p = info.param;
+std::string Label(const Construct& p) {
   return design::ToString(p.kind) + "_N" + std::to_string(p.N) + "_c" + std::to_string(p.c) +
          "_eps" + std::to_string(int(std::round(-std::log10(p.eps) * 10)));
 }
+std::string Name(const ::testing::TestParamInfo<Construct>& info) { return Label(info.param); }
+void PrintTo(const Construct& p, std::ostream* os) { *os << Label(p) << " (eps " << p.eps << ")"; }
 
 Design Make(const Construct& p) {
   design::ConstructionOptions o;
