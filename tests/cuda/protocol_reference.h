@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../common/random_design.h"
 #include "cerar/format/design.h"
 
 namespace cerar::test {
@@ -69,19 +70,7 @@ inline Expected ProtocolReference(const Design& d, const std::vector<std::vector
 // Random encoders and decoders: linearity (PROTOCOL.md §9) holds for any design.
 inline Design RandomDesign(int N, int c, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  DesignParts parts;
-  parts.N = N;
-  parts.c = c;
-  for (int i = 0; i < N; ++i) {
-    MatrixXd E(c + N - 2, c), D(c, c);
-    for (Eigen::Index k = 0; k < E.size(); ++k) E.data()[k] = u(rng);
-    for (Eigen::Index k = 0; k < D.size(); ++k) D.data()[k] = u(rng);
-    parts.encoders.push_back(E);
-    parts.decoders.push_back(D);
-  }
-  parts.provenance.construction = "random";
-  return Design::Create(std::move(parts), "random test design");
+  return Design::Create(test_common::RandomMatrices(N, c, rng), "random test design");
 }
 
 }  // namespace cerar::test

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/random_design.h"
 #include "cerar/format/design.h"
 
 namespace cerar::testing_support {
@@ -13,18 +14,7 @@ namespace cerar::testing_support {
 inline DesignParts RandomParts(int N, int c, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  DesignParts p;
-  p.N = N;
-  p.c = c;
-  const int L = c + N - 2;
-  for (int i = 0; i < N; ++i) {
-    MatrixXd e(L, c), d(c, c);
-    for (auto& x : e.reshaped()) x = u(rng);
-    for (auto& x : d.reshaped()) x = u(rng);
-    p.encoders.push_back(e);
-    p.decoders.push_back(d);
-  }
-  p.provenance.construction = "random";
+  DesignParts p = test_common::RandomMatrices(N, c, rng);
   p.provenance.parameters = {{"seed", seed}, {"distribution", "uniform(-1,1)"}, {"scale", 0.5}};
   Figures f;
   f.err_op = 0.25 + u(rng) * 0.1;
