@@ -30,6 +30,7 @@ struct DesignArgs {
   double time_limit = 60;
   std::uint64_t seed = 0;
   bool per_rank = false;
+  double continuation_from = design::OptimizeOptions::kContinuationAuto;
   int max_evaluations = 200000;
 };
 
@@ -42,6 +43,7 @@ Design BuildOptimized(const DesignArgs& a) {
   o.time_limit_s = a.time_limit;
   o.seed = a.seed;
   o.per_rank_encoders = a.per_rank;
+  o.continuation_from = a.continuation_from;
   o.max_evaluations = a.max_evaluations;
   if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
   // Progress on stderr, first after 1 s, so short runs stay quiet.
@@ -93,6 +95,9 @@ void AddDesignCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--per-rank", args->per_rank,
                 "optimized: one encoder per rank (else shift-invariant)");
+  cmd->add_option("--continuation-from", args->continuation_from,
+                  "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
+                  "to the next (0: off; default: 100 where c <= 2N, else off)");
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option("--tune", args->tune,
                                    "pick eps for a target arithmetic: float32 | float64 | bfloat16");

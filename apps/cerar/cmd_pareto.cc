@@ -24,6 +24,7 @@ struct ParetoArgs {
   std::string precision = "mp50";
   bool no_optimize = false;
   bool per_rank = false;
+  double continuation_from = design::OptimizeOptions::kContinuationAuto;
   bool csv = false;
   std::string output;
 };
@@ -71,6 +72,9 @@ void AddParetoCommand(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
       ->capture_default_str();
   cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
+  cmd->add_option("--continuation-from", a->continuation_from,
+                  "first solve for kappa budgets kappa/10^s >= this, each rescaled to the next "
+                  "(0: off; default: 100 where c <= 2N, else off)");
   cmd->add_flag("--per-rank", a->per_rank,
                 "optimise one encoder per rank (else shift-invariant C)");
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
@@ -86,6 +90,7 @@ void AddParetoCommand(CLI::App& app) {
     po.optimize = !a->no_optimize;
     po.objective = design::ParseObjective(a->objective);
     po.per_rank_encoders = a->per_rank;
+    po.continuation_from = a->continuation_from;
     po.time_limit_s = a->time_limit;
     po.max_evaluations = a->max_evaluations;
     po.seed = a->seed;

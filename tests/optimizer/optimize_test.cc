@@ -130,19 +130,33 @@ void ExpectRejected(const OptimizeOptions& o, const std::string& needle) {
   }
 }
 
-// Continuation in kappa (1e2 -> 1e3): the stages are recorded, the result meets the final
-// budget in high precision and is never worse than the eps start; reproducible.
+// Rescaled continuation in kappa (1e2 -> 1e3): the stages and how each started are recorded,
+// the result meets the final budget in high precision and is never worse than the eps start;
+// reproducible.
 TEST(Optimize, ContinuationInKappaMeetsTheFinalBudget) {
   OptimizeOptions o = Small(4, 8, 1e3, 900);
   o.continuation_from = 100;
   const Design d = Optimize(o);
   const auto& prm = d.provenance().parameters;
   EXPECT_EQ(prm.at("optimizer").at("stages").get<int>(), 2);
+  EXPECT_EQ(prm.at("optimizer").at("stage_starts").size(), 1u);
   const Figures hp = Analyse(d, Precision::kMp50);
   EXPECT_LE(hp.kappa_dec, o.kappa_max);
   EXPECT_LE(hp.kappa_enc, o.kappa_max);
   EXPECT_LE(hp.err_rms, StartObjective(d, Objective::kRms) * (1 + 1e-12));
   EXPECT_EQ(Optimize(o).fingerprint(), d.fingerprint());
+}
+
+// The default resolves to continuation from 100 where c <= 2N and to none otherwise.
+TEST(Optimize, AutomaticContinuation) {
+  OptimizeOptions o = Small(4, 8, 1e4, 300);
+  EXPECT_EQ(o.continuation_from, OptimizeOptions::kContinuationAuto);
+  EXPECT_EQ(Optimize(o).provenance().parameters.at("optimizer").at("stages").get<int>(), 3);
+  o = Small(4, 12, 1e4, 300);
+  EXPECT_EQ(Optimize(o).provenance().parameters.at("optimizer").at("stages").get<int>(), 1);
+  o = Small(4, 8, 1e4, 300);
+  o.continuation_from = 0;
+  EXPECT_EQ(Optimize(o).provenance().parameters.at("optimizer").at("stages").get<int>(), 1);
 }
 
 TEST(Optimize, RejectsBadOptions) {
@@ -167,8 +181,8 @@ TEST(Optimize, RejectsBadOptions) {
   o.max_hops = -1;
   ExpectRejected(o, "max_hops = -1");
   o = Small(4, 8, 1e3, 100);
-  o.continuation_from = -1;
-  ExpectRejected(o, "continuation_from = -1");
+  o.continuation_from = -2;
+  ExpectRejected(o, "continuation_from = -2");
   o = Small(4, 8, 1e3, 100);
   o.continuation_factor = 1;
   ExpectRejected(o, "continuation_factor = 1");

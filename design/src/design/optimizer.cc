@@ -150,10 +150,13 @@ Design Optimize(const OptimizeOptions& options) {
       {"seed", options.seed},
       {"perturbation", options.perturbation},
       {"continuation",
-       "kappa budgets kappa_max / 10^s >= continuation_from, smallest first, each stage from the "
-       "previous best point; time and evaluations split evenly"},
-      {"continuation_from", options.continuation_from},
+       "kappa budgets kappa_max / 10^s >= continuation_from, smallest first; each stage starts "
+       "from the previous stage's design rescaled to its budget (moments of its departure from "
+       "the eps construction scaled by powers of eps), or from the eps point when that is "
+       "better; time and evaluations split evenly"},
+      {"continuation_from", opt::EffectiveContinuationFrom(options)},
       {"stages", run.search.stages},
+      {"stage_starts", run.search.stage_starts},
       {"evaluations", run.search.evaluations},
       {"rounds", run.search.rounds},
       {"stopped_by", run.search.stopped_by},
@@ -216,6 +219,7 @@ std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kap
       oo.kappa_max = p.kappa;
       oo.objective = options.objective;
       oo.per_rank_encoders = options.per_rank_encoders;
+      oo.continuation_from = options.continuation_from;
       oo.time_limit_s = options.time_limit_s;
       oo.max_evaluations = options.max_evaluations;
       oo.seed = options.seed;

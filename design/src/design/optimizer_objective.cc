@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "cerar/format/errors.h"
+#include "design/parallel.h"
 
 namespace cerar::design::opt {
 namespace {
@@ -110,7 +111,18 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     out.grad_log_kappa_enc.assign(N, Eigen::VectorXd::Zero(size()));
   }
 
-  for (int j = 0; j < N; ++j) {
+  // Ranks are independent: each writes only its own slots, so the result does not depend on the
+  // thread count. Threads pay off once the ranks' problems are large (per-rank N = 16, c = 32);
+  // small problems stay serial, where starting threads would cost more than it saves.
+  std::vector<char> singular(2 * N, 0);  // windows of rank j, encoder of rank i
+  const bool threaded = double(N) * windows_[0].size() * c * c * c > 2e6;
+  auto each_rank = [&](const auto& body) {
+    if (threaded)
+      detail::ParallelFor(N, body);
+    else
+      for (int j = 0; j < N; ++j) body(j);
+  };
+  each_rank([&](int j) {
     // Stack the distinct windows, scaled by sqrt(multiplicity): same LS decoder, same Frobenius
     // and spectral norms of the error block row as the full (N-1)-block problem.
     const auto& refs = windows_[j];
@@ -135,9 +147,9 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     const Mat Rq = qr.matrixQR().topRows(c).triangularView<Eigen::Upper>();
     const Eigen::VectorXd rdiag = Rq.diagonal().cwiseAbs();
     if (!(rdiag.minCoeff() > 1e-14 * rdiag.maxCoeff()) || !std::isfinite(rdiag.maxCoeff())) {
-      out.singular = true;
+      singular[j] = 1;
       out.log_err[j] = out.log_kappa_dec[j] = kHugeLog;
-      continue;
+      return;
     }
     const auto RqU = Rq.triangularView<Eigen::Upper>();
     const Mat Wpinv = Mat(RqU.solve(Mat(Q.transpose()))).transpose();  // K c x c
@@ -199,16 +211,16 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
                              grad_sigma(dx.umin, dx.vmin) / dx.smin);
       ScatterWindowGradient(g_stack, refs, c, out.grad_log_kappa_dec[j]);
     }
-  }
+  });
 
   // kappa_enc_i = sigma_max(E_i) / sigma_min(E_i); d sigma = u^T dE v.
-  for (int i = 0; i < N; ++i) {
+  each_rank([&](int i) {
     const Mat E = X.block(encoder_rows_[i], 0, L, c);
     const Extremes ex = ExtremeSingular(E);
     if (!(ex.smin > 0)) {
-      out.singular = true;
+      singular[N + i] = 1;
       out.log_kappa_enc[i] = kHugeLog;
-      continue;
+      return;
     }
     out.log_kappa_enc[i] = std::log(ex.smax) - std::log(ex.smin);
     if (with_gradient && c > 1) {
@@ -217,7 +229,8 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
       RowMap gx(out.grad_log_kappa_enc[i].data(), rows_, c);
       gx.block(encoder_rows_[i], 0, L, c) += g;
     }
-  }
+  });
+  out.singular = std::find(singular.begin(), singular.end(), 1) != singular.end();
   return out;
 }
 
@@ -232,15 +245,10 @@ Figures Evaluator::Analyse(const double* x) const {
     f.kappa_dec_per_rank.push_back(std::exp(rms.log_kappa_dec[j]));
     f.kappa_enc_per_rank.push_back(std::exp(rms.log_kappa_enc[j]));
   }
-  auto max_of = [](const std::vector<double>& v) {
-    double m = -std::numeric_limits<double>::infinity();
-    for (double e : v) m = std::max(m, e);
-    return m;
-  };
-  f.err_rms = max_of(f.err_rms_per_rank);
-  f.err_op = max_of(f.err_op_per_rank);
-  f.kappa_dec = max_of(f.kappa_dec_per_rank);
-  f.kappa_enc = max_of(f.kappa_enc_per_rank);
+  f.err_rms = MaxOf(f.err_rms_per_rank);
+  f.err_op = MaxOf(f.err_op_per_rank);
+  f.kappa_dec = MaxOf(f.kappa_dec_per_rank);
+  f.kappa_enc = MaxOf(f.kappa_enc_per_rank);
   return f;
 }
 

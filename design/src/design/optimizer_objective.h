@@ -7,6 +7,8 @@
 // stacked (row index i*L + t). Every window W_ij and every encoder E_i is then a block of
 // contiguous rows, so one evaluator serves both parametrisations.
 #include <Eigen/Core>
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "cerar/format/design.h"
@@ -68,6 +70,13 @@ class Evaluator {
   std::vector<std::vector<WindowRef>> windows_;  // per decoding rank j
   std::vector<int> encoder_rows_;                // first row of E_i in x
 };
+
+// Largest entry of per-rank figures (-inf for none).
+inline double MaxOf(const std::vector<double>& v) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (double e : v) m = std::max(m, e);
+  return m;
+}
 
 // Base sequence of the eps construction (PROTOCOL.md §6), rows tau = -(N-1) .. L-1, row-major
 // (L + N - 1) x c, in the shift-invariant layout of Evaluator.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cerar/format/errors.h"
+#include "design/optimizer_transfer.h"
 
 namespace cerar::design::opt {
 namespace {
@@ -30,12 +31,6 @@ nlopt::algorithm ToNlopt(OptimizerAlgorithm a) {
       return nlopt::AUGLAG;
   }
   return nlopt::LD_MMA;
-}
-
-double MaxOf(const std::vector<double>& v) {
-  double m = -kInf;
-  for (double e : v) m = std::max(m, e);
-  return m;
 }
 
 // State shared by the NLopt callbacks of one Search.
@@ -217,8 +212,11 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "max_hops = " << o.max_hops << ", expected >= 0";
   else if (!(o.perturbation >= 0) || !std::isfinite(o.perturbation))
     m << "perturbation = " << o.perturbation << ", expected a finite value >= 0";
-  else if (!(o.continuation_from >= 0) || !std::isfinite(o.continuation_from))
-    m << "continuation_from = " << o.continuation_from << ", expected a finite value >= 0";
+  else if (!(o.continuation_from >= 0 ||
+             o.continuation_from == OptimizeOptions::kContinuationAuto) ||
+           !std::isfinite(o.continuation_from))
+    m << "continuation_from = " << o.continuation_from
+      << ", expected a finite value >= 0 (0: off) or kContinuationAuto (-1)";
   else if (!(o.continuation_factor > 1) || !std::isfinite(o.continuation_factor))
     m << "continuation_factor = " << o.continuation_factor << ", expected a finite value > 1";
   else if (!(o.progress_interval_s >= 0))
@@ -226,6 +224,11 @@ void ValidateOptions(const OptimizeOptions& o) {
   else
     return;
   throw InvalidArgument(m.str());
+}
+
+double EffectiveContinuationFrom(const OptimizeOptions& o) {
+  if (o.continuation_from != OptimizeOptions::kContinuationAuto) return o.continuation_from;
+  return o.c <= 2 * o.N ? 100.0 : 0.0;
 }
 
 namespace {
@@ -292,17 +295,30 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   settings.norm = options.objective == Objective::kRms ? Evaluator::ErrorNorm::kFrobenius
                                                        : Evaluator::ErrorNorm::kSchatten;
   settings.algorithm = options.algorithm;
-  settings.progress = options.progress;
+  // Progress counts evaluations and time over the whole run, across stages and warm starts:
+  // each Search reports its own counts, offset by what the run had used before it started.
+  int progress_base = 0;
+  const auto run_started = std::chrono::steady_clock::now();
+  if (options.progress)
+    settings.progress = [&progress_base, &run_started,
+                         user = options.progress](const OptimizeProgress& p) {
+      OptimizeProgress q = p;
+      q.evaluations += progress_base;
+      q.elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_started).count();
+      user(q);
+    };
   settings.progress_interval_s = options.progress_interval_s;
   settings.seed = options.seed;
   settings.max_hops = options.max_hops;
 
-  // Continuation in kappa (docs/optimizer.md §6, off by default: it did not help): budgets
-  // kappa_max / f^s >= continuation_from (f = continuation_factor), smallest first, then
-  // kappa_max; each stage starts from the previous stage's best point (feasible for every larger
-  // budget). The time and evaluation budgets are split evenly between the stages.
+  // Rescaled continuation in kappa (docs/optimizer.md §6): budgets kappa_max / f^s >=
+  // continuation_from (f = continuation_factor), smallest first, then kappa_max; each stage
+  // starts from the previous stage's design rescaled to its budget (optimizer_transfer.h). The
+  // time and evaluation budgets are split evenly between the stages.
   std::vector<double> stages;
-  const double cfrom = options.continuation_from, cfac = options.continuation_factor;
+  const double cfac = options.continuation_factor;
+  const double cfrom = EffectiveContinuationFrom(options);
   if (cfrom > 0)
     for (double k = options.kappa_max / cfac; k >= cfrom * (1 - 1e-9); k /= cfac)
       stages.insert(stages.begin(), k);
@@ -313,6 +329,8 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   const auto started = std::chrono::steady_clock::now();
   int evaluations_used = 0;
   Eigen::VectorXd current;  // best point of the previous stages (empty: none feasible yet)
+  double current_eps = 0;   // eps of the eps point the stage that found `current` started from
+  double previous_log_err = 0;
   SearchResult total;
   for (int st = 0; st < S; ++st) {
     const bool last = st == S - 1;
@@ -324,16 +342,40 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
     settings.max_evaluations = last ? std::max(1, options.max_evaluations - evaluations_used)
                                     : stage_evaluations;
     SearchResult r;
-    if (current.size() == 0) {
+    double stage_eps = run.start_eps;
+    if (!last) {
+      try {
+        stage_eps = BestEpsWithinKappa(N, c, stages[st], /*bound_kappa_enc=*/true).eps;
+      } catch (const InvalidArgument&) {
+        stage_eps = LeastKappaEps(N, c);
+      }
+    }
+    // Rescaled continuation: carry the previous stage's design to this budget, unless that
+    // does not beat the eps point for this budget (then start afresh from that point).
+    bool fresh = current.size() == 0;
+    Transfer t;
+    if (!fresh) {
+      t = RescaleToBudget(ev, options.per_rank_encoders, current, current_eps, stage_eps,
+                          settings.kappa_bound, settings.norm);
+      const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
+      const Evaluator::Result e =
+          ev.Evaluate((options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b).data(),
+                      settings.norm, false);
+      ++t.evaluations;
+      // (The eps point sits on the budget's boundary; its kappa may exceed the search's bound,
+      // which keeps a 1e-5 margin, by a hair: compare errors regardless.)
+      const double eps_log_err = e.singular ? kInf : MaxOf(e.log_err);
+      fresh = !(t.log_err < eps_log_err);
+      std::ostringstream how;
+      how << "kappa " << stages[st] << ": " << t.how << ", err " << std::exp(t.log_err)
+          << " (previous stage " << std::exp(previous_log_err) << ", eps point "
+          << std::exp(eps_log_err) << ")" << (fresh ? "; started from the eps point instead" : "");
+      total.stage_starts.push_back(how.str());
+    }
+    if (fresh) {
       // Fresh start: the eps point for this stage's budget (the run's own start on the last).
       Eigen::VectorXd xs = x0;
-      double stage_eps = run.start_eps;
       if (!last) {
-        try {
-          stage_eps = BestEpsWithinKappa(N, c, stages[st], /*bound_kappa_enc=*/true).eps;
-        } catch (const InvalidArgument&) {
-          stage_eps = LeastKappaEps(N, c);
-        }
         const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
         xs = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b;
         if (options.seed != 0) xs += x0 - run.start_x;  // same seeded perturbation
@@ -349,30 +391,41 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
         warm.time_limit_s = settings.time_limit_s / 3;
         warm.max_evaluations = std::max(1, settings.max_evaluations / 3);
         warm.box = 2 * base0.cwiseAbs().maxCoeff();
+        progress_base = evaluations_used + t.evaluations;
         const SearchResult w = Search(shift, base0, warm);
         if (w.feasible) xs = ShiftInvariantToPerRank(N, c, w.x);
         SearchSettings rest = settings;
         rest.time_limit_s = std::max(1e-3, settings.time_limit_s - w.elapsed_s);
         rest.max_evaluations = std::max(1, settings.max_evaluations - w.evaluations);
         rest.box = 2 * xs.cwiseAbs().maxCoeff();
+        progress_base += w.evaluations;
         r = Search(ev, xs, rest);
         r.evaluations += w.evaluations;
         r.elapsed_s += w.elapsed_s;
         r.rounds += w.rounds;
         r.hops += w.hops;
       } else {
+        progress_base = evaluations_used + t.evaluations;
         r = Search(ev, xs, settings);
       }
+      current_eps = stage_eps;
+      r.evaluations += t.evaluations;
     } else {
-      settings.box = 2 * current.cwiseAbs().maxCoeff();
-      r = Search(ev, current, settings);
+      settings.box = 2 * t.x.cwiseAbs().maxCoeff();
+      progress_base = evaluations_used + t.evaluations;
+      r = Search(ev, t.x, settings);
+      r.evaluations += t.evaluations;
+      current_eps *= t.scale;  // the rescaled point departs from X_eps(current_eps s)
     }
     evaluations_used += r.evaluations;
     total.evaluations += r.evaluations;
     total.elapsed_s += r.elapsed_s;
     total.rounds += r.rounds;
     total.hops += r.hops;
-    if (r.feasible) current = r.x;
+    if (r.feasible) {
+      current = r.x;
+      previous_log_err = std::log(r.objective);
+    }
     if (last) {
       total.x = r.x;
       total.feasible = r.feasible;

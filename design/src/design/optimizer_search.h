@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cerar/design/optimizer.h"
 #include "design/optimizer_objective.h"
@@ -33,6 +34,8 @@ struct SearchResult {
   int hops = 0;            // basin-hopping perturbations
   std::string stopped_by;  // "converged" | "max_hops" | "max_evaluations" | "time_limit"
   int stages = 1;          // kappa-continuation stages (RunFloat64)
+  std::vector<std::string> stage_starts;  // how each stage after the first started
+                                          // (RescaleToBudget's `how`)
   double elapsed_s = 0;
 };
 
@@ -49,6 +52,10 @@ struct Float64Run {
   bool skipped = false;  // start already exact: nothing to optimise
 };
 Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& evaluator);
+
+// continuation_from after resolving kContinuationAuto: 100 where c <= 2N (r* = 1), else 0 (off);
+// for r* >= 2 the moment rescaling did not carry the gain (docs/optimizer.md §9).
+double EffectiveContinuationFrom(const OptimizeOptions& options);
 
 // Option checks shared by Optimize and the float64 run; throws InvalidArgument.
 void ValidateOptions(const OptimizeOptions& options);

@@ -47,10 +47,13 @@ struct OptimizeOptions {
   int max_hops = 1 << 30;        // basin-hopping restarts after the first local search (>= 0)
   std::uint64_t seed = 0;        // seeds the hops; != 0 also perturbs the start point
   double perturbation = 1e-2;    // relative size of the seeded perturbation of the start
-  // Continuation in kappa: first solve for the budgets kappa_max / continuation_factor^s >=
-  // continuation_from (smallest first), each from the previous best point, then kappa_max;
-  // 0: off (the default: docs/optimizer.md §9 says why).
-  double continuation_from = 0;
+  // Rescaled continuation in kappa (docs/optimizer.md §6): first solve for the budgets
+  // kappa_max / continuation_factor^s >= continuation_from (smallest first), each stage starting
+  // from the previous stage's design rescaled to its budget (RescaleToBudget), then kappa_max.
+  // 0: off. kContinuationAuto (the default): 100 where c <= 2N (one node beside each root of
+  // unity, where the rescaling carries the gain), else off.
+  static constexpr double kContinuationAuto = -1;
+  double continuation_from = kContinuationAuto;
   double continuation_factor = 10;  // ratio of consecutive continuation budgets (> 1)
   // Final analysis precision (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
@@ -81,6 +84,7 @@ struct ParetoOptions {
   bool optimize = true;
   Objective objective = Objective::kRms;
   bool per_rank_encoders = false;
+  double continuation_from = OptimizeOptions::kContinuationAuto;
   double time_limit_s = 60;      // per point
   int max_evaluations = 200000;  // per point
   std::uint64_t seed = 0;
