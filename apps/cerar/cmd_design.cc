@@ -95,7 +95,7 @@ void AddDesignCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--per-rank", args->per_rank,
                 "optimized: one encoder per rank (else shift-invariant)");
-  cmd->add_option("--continuation-from", args->continuation_from,
+  auto* continuation_opt = cmd->add_option("--continuation-from", args->continuation_from,
                   "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
                   "to the next (0: off; default: 100 where c <= 2N, else off)");
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
@@ -107,7 +107,11 @@ void AddDesignCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->callback([args, eps_opt, tune_opt] {
+  cmd->callback([args, continuation_opt, eps_opt, tune_opt] {
+    if (continuation_opt->count() > 0 &&
+        !(std::isfinite(args->continuation_from) && args->continuation_from >= 0))
+      throw InvalidArgument("--continuation-from " + Number(args->continuation_from) +
+                            ": expected a finite value >= 0 (0: off)");
     const bool optimized = args->construction == "optimized";
     if (optimized && (eps_opt->count() > 0 || tune_opt->count() > 0))
       throw CliError("design: --construction optimized takes --kappa-max, not --eps or --tune");

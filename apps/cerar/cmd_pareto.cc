@@ -72,14 +72,18 @@ void AddParetoCommand(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
       ->capture_default_str();
   cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
-  cmd->add_option("--continuation-from", a->continuation_from,
+  auto* continuation_opt = cmd->add_option("--continuation-from", a->continuation_from,
                   "first solve for kappa budgets kappa/10^s >= this, each rescaled to the next "
                   "(0: off; default: 100 where c <= 2N, else off)");
   cmd->add_flag("--per-rank", a->per_rank,
                 "optimise one encoder per rank (else shift-invariant C)");
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
-  cmd->callback([a] {
+  cmd->callback([a, continuation_opt] {
+    if (continuation_opt->count() > 0 &&
+        !(std::isfinite(a->continuation_from) && a->continuation_from >= 0))
+      throw InvalidArgument("--continuation-from " + Number(a->continuation_from) +
+                            ": expected a finite value >= 0 (0: off)");
     auto [from, to] = ParseKappaRange(a->kappa);
     if (a->points < 1 || a->points > 1000)
       throw InvalidArgument("pareto: --points " + std::to_string(a->points) +
