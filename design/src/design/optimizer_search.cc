@@ -383,12 +383,14 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
       settings.box = 2 * xs.cwiseAbs().maxCoeff();
       if (options.per_rank_encoders) {
         // Warm start: a per-rank evaluation costs ~N times a shift-invariant one, so spend the
-        // first third of the stage on the shift-invariant problem (seeded from the same start)
-        // and continue per rank from its best point.
+        // first sixth of the stage's time (a third of its evaluations) on the shift-invariant
+        // problem (seeded from the same start) and continue per rank from its best point. A
+        // sixth: the shift-invariant search stalls early, per rank is short of evaluations for
+        // large N (docs/optimizer.md §6, §9).
         const Evaluator shift(N, c, Parametrisation::kShiftInvariant);
         const Eigen::VectorXd base0 = EpsBaseSequence(N, c, stage_eps);
         SearchSettings warm = settings;
-        warm.time_limit_s = settings.time_limit_s / 3;
+        warm.time_limit_s = settings.time_limit_s / 6;
         warm.max_evaluations = std::max(1, settings.max_evaluations / 3);
         warm.box = 2 * base0.cwiseAbs().maxCoeff();
         progress_base = evaluations_used + t.evaluations;
