@@ -18,11 +18,6 @@ using ErrorNorm = Evaluator::ErrorNorm;
 
 double MaxKappa(const Figures& f) { return std::max(f.kappa_dec, f.kappa_enc); }
 
-Eigen::VectorXd EpsPoint(int N, int c, double eps, bool per_rank) {
-  const Eigen::VectorXd b = EpsBaseSequence(N, c, eps);
-  return per_rank ? ShiftInvariantToPerRank(N, c, b) : b;
-}
-
 // With no departure from the eps construction the candidates are eps designs, and the budget fit
 // lands on the eps point that BestEpsWithinKappa finds independently (its scan + bisection).
 TEST(RescaleToBudget, OfAnEpsDesignIsTheEpsDesignForTheNewBudget) {

@@ -85,4 +85,10 @@ Eigen::VectorXd EpsBaseSequence(int N, int c, double eps);
 // The same design in the per-rank layout: E_0 .. E_{N-1} stacked.
 Eigen::VectorXd ShiftInvariantToPerRank(int N, int c, const Eigen::VectorXd& base);
 
+// The eps construction in the layout of either parametrisation.
+inline Eigen::VectorXd EpsPoint(int N, int c, double eps, bool per_rank) {
+  const Eigen::VectorXd base = EpsBaseSequence(N, c, eps);
+  return per_rank ? ShiftInvariantToPerRank(N, c, base) : base;
+}
+
 }  // namespace cerar::design::opt

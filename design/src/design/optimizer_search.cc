@@ -269,8 +269,7 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
     run.start_eps = LeastKappaEps(N, c);
     run.start_feasible = false;
   }
-  Eigen::VectorXd base = EpsBaseSequence(N, c, run.start_eps);
-  run.start_x = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, base) : base;
+  run.start_x = EpsPoint(N, c, run.start_eps, options.per_rank_encoders);
   run.start_figures = ev.Analyse(run.start_x.data());
   run.x = run.start_x;
   run.figures = run.start_figures;
@@ -357,10 +356,9 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
     if (!fresh) {
       t = RescaleToBudget(ev, options.per_rank_encoders, current, current_eps, stage_eps,
                           settings.kappa_bound, settings.norm);
-      const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
       const Evaluator::Result e =
-          ev.Evaluate((options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b).data(),
-                      settings.norm, false);
+          ev.Evaluate(EpsPoint(N, c, stage_eps, options.per_rank_encoders).data(), settings.norm,
+                      false);
       ++t.evaluations;
       // (The eps point sits on the budget's boundary; its kappa may exceed the search's bound,
       // which keeps a 1e-5 margin, by a hair: compare errors regardless.)
@@ -376,8 +374,7 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
       // Fresh start: the eps point for this stage's budget (the run's own start on the last).
       Eigen::VectorXd xs = x0;
       if (!last) {
-        const Eigen::VectorXd b = EpsBaseSequence(N, c, stage_eps);
-        xs = options.per_rank_encoders ? ShiftInvariantToPerRank(N, c, b) : b;
+        xs = EpsPoint(N, c, stage_eps, options.per_rank_encoders);
         if (options.seed != 0) xs += x0 - run.start_x;  // same seeded perturbation
       }
       settings.box = 2 * xs.cwiseAbs().maxCoeff();

@@ -29,10 +29,6 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
   const int N = ev.N(), c = ev.c(), rows = ev.rows();
   const int r_star = (c + N - 1) / N - 1;
   const double log_bound = std::log(kappa_bound);
-  auto layout = [&](double eps) {
-    const Eigen::VectorXd b = EpsBaseSequence(N, c, eps);
-    return per_rank ? ShiftInvariantToPerRank(N, c, b) : b;
-  };
   Transfer best;
   auto probe = [&](const Eigen::VectorXd& y, double* log_err) {
     const Evaluator::Result r = ev.Evaluate(y.data(), norm, false);
@@ -52,7 +48,7 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
   }
 
   // Delta in the eps basis at eps_from, split into per-cluster moments.
-  const Eigen::VectorXd xe = layout(eps_from);
+  const Eigen::VectorXd xe = EpsPoint(N, c, eps_from, per_rank);
   const double gauge = x.dot(xe) / xe.squaredNorm();
   if (!(std::abs(gauge) > 0) || !std::isfinite(gauge)) return best;
   using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -87,7 +83,7 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
   const double s0 = eps_to / eps_from;
   for (const auto& e : patterns) {
     auto candidate = [&](double s) {
-      RowMat y = Eigen::Map<const RowMat>(layout(eps_from * s).data(), rows, c);
+      RowMat y = Eigen::Map<const RowMat>(EpsPoint(N, c, eps_from * s, per_rank).data(), rows, c);
       for (int k = 0; k <= r_star; ++k) y += std::pow(s, e[k]) * moments[k];
       return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(y.data(), y.size()));
     };
