@@ -187,6 +187,13 @@ TEST(Optimize, RejectsBadOptions) {
   o.continuation_factor = 1;
   ExpectRejected(o, "continuation_factor = 1");
   o = Small(4, 8, 1e3, 100);
+  o.search_slack = -0.1;
+  ExpectRejected(o, "search_slack = -0.1");
+  o.search_slack = 0.6;
+  ExpectRejected(o, "search_slack = 0.6");
+  o.search_slack = NAN;
+  ExpectRejected(o, "search_slack = nan");
+  o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");
   o = Small(4, 4, 1.2, 100);  // exact construction with kappa_dec = sqrt(2) > 1.2

@@ -139,10 +139,12 @@ Design Optimize(const OptimizeOptions& options) {
       {"library", "NLopt"},
       {"algorithm", NloptName(options.algorithm)},
       {"basin_hopping",
-       "perturb the best point by N(0, a^2), a cycling 0.003, 0.01, 0.03 of its rms entry; seeded"},
+       "perturb the best point by N(0, a^2), a cycling 0.003, 0.01, 0.03 of its rms entry times "
+       "eps_stage / eps_first in continuation stages; seeded"},
       {"formulation",
        "epigraph: min t s.t. log err_j <= t, log kappa_dec_j, log kappa_enc_i <= log(kappa_max (1 "
-       "- 1e-5))"},
+       "- 1e-5) (1 - search_slack)); best point tracked against kappa_max (1 - 1e-5)"},
+      {"search_slack", options.search_slack},
       {"time_limit_s", options.time_limit_s},
       {"max_evaluations", options.max_evaluations},
       {"max_hops", options.max_hops},
@@ -153,7 +155,7 @@ Design Optimize(const OptimizeOptions& options) {
        "kappa budgets kappa_max / 10^s >= continuation_from, smallest first; each stage starts "
        "from the previous stage's design rescaled to its budget (moments of its departure from "
        "the eps construction scaled by powers of eps), or from the eps point when that is "
-       "better; time and evaluations split evenly"},
+       "better; the first stage gets half the time and evaluations, the others split the rest"},
       {"continuation_from", opt::EffectiveContinuationFrom(options)},
       {"stages", run.search.stages},
       {"stage_starts", run.search.stage_starts},

@@ -14,13 +14,15 @@ namespace cerar::design::opt {
 
 struct SearchSettings {
   Evaluator::ErrorNorm norm = Evaluator::ErrorNorm::kFrobenius;
-  double kappa_bound = 1e3;  // applied to kappa_dec_j and kappa_enc_i
+  double kappa_bound = 1e3;  // on kappa_dec_j and kappa_enc_i of the tracked best point
+  double slack = 0;          // NLopt's constraints use kappa_bound (1 - slack)
   OptimizerAlgorithm algorithm = OptimizerAlgorithm::kMma;
   double time_limit_s = 60;
   int max_evaluations = 20000;
-  double box = 1;
+  double box = 1;          // |x_k| <= box: the normalisation of docs/optimizer.md §4
   std::uint64_t seed = 0;  // basin-hopping perturbations
-  int max_hops = 1 << 30;  // |x_k| <= box: the normalisation of docs/optimizer.md §3
+  int max_hops = 1 << 30;
+  double hop_scale = 1;  // multiplies the basin-hopping amplitudes (continuation stages)
   std::function<void(const OptimizeProgress&)> progress;
   double progress_interval_s = 1;
 };

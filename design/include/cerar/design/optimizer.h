@@ -55,6 +55,10 @@ struct OptimizeOptions {
   static constexpr double kContinuationAuto = -1;
   double continuation_from = kContinuationAuto;
   double continuation_factor = 10;  // ratio of consecutive continuation budgets (> 1)
+  // The search's own bound is kappa_max (1 - search_slack) while the best point is tracked
+  // against kappa_max: NLopt's iterates hover just outside the bound they see, so without the
+  // slack a better point only counts when one lands inside (docs/optimizer.md §6). In [0, 0.5].
+  double search_slack = 0.02;
   // Final analysis precision (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional
