@@ -32,6 +32,7 @@ struct DesignArgs {
   bool per_rank = false;
   double continuation_from = design::OptimizeOptions::kContinuationAuto;
   int max_evaluations = 200000;
+  int lbfgs_memory = design::OptimizeOptions{}.lbfgs_memory;
 };
 
 Design BuildOptimized(const DesignArgs& a) {
@@ -45,6 +46,7 @@ Design BuildOptimized(const DesignArgs& a) {
   o.per_rank_encoders = a.per_rank;
   o.continuation_from = a.continuation_from;
   o.max_evaluations = a.max_evaluations;
+  o.lbfgs_memory = a.lbfgs_memory;
   if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
   // Progress on stderr, first after 1 s, so short runs stay quiet.
   o.progress = [](const design::OptimizeProgress& p) {
@@ -98,6 +100,9 @@ void AddDesignCommand(CLI::App& app) {
   auto* continuation_opt = cmd->add_option("--continuation-from", args->continuation_from,
                   "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
                   "to the next (0: off; default: 100 where c <= 2N, else off)");
+  auto* memory_opt = cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
+                                     "optimized: L-BFGS correction pairs (0: NLopt's heuristic)")
+                         ->capture_default_str();
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option("--tune", args->tune,
                                    "pick eps for a target arithmetic: float32 | float64 | bfloat16");
@@ -107,7 +112,10 @@ void AddDesignCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->callback([args, continuation_opt, eps_opt, tune_opt] {
+  cmd->callback([args, continuation_opt, memory_opt, eps_opt, tune_opt] {
+    if (memory_opt->count() > 0 && args->lbfgs_memory < 0)
+      throw InvalidArgument("--lbfgs-memory " + std::to_string(args->lbfgs_memory) +
+                            ": expected >= 0 (0: NLopt's heuristic)");
     if (continuation_opt->count() > 0 &&
         !(std::isfinite(args->continuation_from) && args->continuation_from >= 0))
       throw InvalidArgument("--continuation-from " + Number(args->continuation_from) +

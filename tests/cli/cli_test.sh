@@ -86,6 +86,7 @@ expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to
 expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
 expect_error "negative count" "count" -- simulate "$f" --count -5
 expect_error "negative continuation" "continuation-from" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
+expect_error "negative L-BFGS memory" "lbfgs-memory" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
 expect_error "continuation not finite" "continuation-from" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
 
 # A corrupted file is rejected by validate and report, naming the file.

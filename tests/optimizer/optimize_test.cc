@@ -91,6 +91,18 @@ TEST(Optimize, DeterministicForASeed) {
   EXPECT_NE(a.fingerprint(), other.fingerprint());
 }
 
+// The search settings reach NLopt: another L-BFGS memory or slack takes another path.
+TEST(Optimize, SearchSettingsChangeThePath) {
+  const OptimizeOptions o = Small(4, 8, 1e3, 300);
+  const auto base = Optimize(o).fingerprint();
+  OptimizeOptions memory = o;
+  memory.lbfgs_memory = 3;
+  EXPECT_NE(Optimize(memory).fingerprint(), base);
+  OptimizeOptions slack = o;
+  slack.search_slack = 0.2;
+  EXPECT_NE(Optimize(slack).fingerprint(), base);
+}
+
 TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   OptimizeOptions o = Small(4, 8, 1e2, 200);
   const Design d = Optimize(o);
@@ -99,6 +111,8 @@ TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   EXPECT_EQ(p.at("objective").get<std::string>(), "rms");
   EXPECT_EQ(p.at("optimizer").at("library").get<std::string>(), "NLopt");
   EXPECT_EQ(p.at("optimizer").at("max_evaluations").get<int>(), 200);
+  EXPECT_EQ(p.at("optimizer").at("lbfgs_memory").get<int>(), o.lbfgs_memory);
+  EXPECT_EQ(p.at("optimizer").at("search_slack").get<double>(), o.search_slack);
   EXPECT_EQ(p.at("start").at("construction").get<std::string>(), "eps");
   EXPECT_TRUE(p.at("start").contains("figures"));
   EXPECT_TRUE(p.at("result").contains("figures_float64"));
@@ -193,6 +207,9 @@ TEST(Optimize, RejectsBadOptions) {
   ExpectRejected(o, "search_slack = 0.6");
   o.search_slack = NAN;
   ExpectRejected(o, "search_slack = nan");
+  o = Small(4, 8, 1e3, 100);
+  o.lbfgs_memory = -1;
+  ExpectRejected(o, "lbfgs_memory = -1");
   o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");

@@ -145,6 +145,7 @@ Design Optimize(const OptimizeOptions& options) {
        "epigraph: min t s.t. log err_j <= t, log kappa_dec_j, log kappa_enc_i <= log(kappa_max (1 "
        "- 1e-5) (1 - search_slack)); best point tracked against kappa_max (1 - 1e-5)"},
       {"search_slack", options.search_slack},
+      {"lbfgs_memory", options.lbfgs_memory},
       {"time_limit_s", options.time_limit_s},
       {"max_evaluations", options.max_evaluations},
       {"max_hops", options.max_hops},

@@ -152,6 +152,7 @@ SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0,
         nlopt::opt inner(nlopt::LD_LBFGS, n + 1);
         inner.set_xtol_rel(1e-10);
         inner.set_ftol_abs(1e-9);
+        inner.set_vector_storage(unsigned(settings.lbfgs_memory));  // 0: NLopt's heuristic
         o.set_local_optimizer(inner);
       }
       double f = 0;
@@ -223,6 +224,8 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "continuation_factor = " << o.continuation_factor << ", expected a finite value > 1";
   else if (!(o.search_slack >= 0 && o.search_slack <= 0.5))
     m << "search_slack = " << o.search_slack << ", expected a value in [0, 0.5]";
+  else if (o.lbfgs_memory < 0)
+    m << "lbfgs_memory = " << o.lbfgs_memory << ", expected >= 0 (0: NLopt's heuristic)";
   else if (!(o.progress_interval_s >= 0))
     m << "progress_interval_s = " << o.progress_interval_s << ", expected >= 0";
   else
@@ -315,6 +318,7 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   settings.seed = options.seed;
   settings.max_hops = options.max_hops;
   settings.slack = options.search_slack;
+  settings.lbfgs_memory = options.lbfgs_memory;
 
   // Rescaled continuation in kappa (docs/optimizer.md §6): budgets kappa_max / f^s >=
   // continuation_from (f = continuation_factor), smallest first, then kappa_max; each stage

@@ -23,6 +23,7 @@ struct SearchSettings {
   std::uint64_t seed = 0;  // basin-hopping perturbations
   int max_hops = 1 << 30;
   double hop_scale = 1;  // multiplies the basin-hopping amplitudes (continuation stages)
+  int lbfgs_memory = 0;  // L-BFGS vector storage (AUGLAG's inner optimiser); 0: NLopt's heuristic
   std::function<void(const OptimizeProgress&)> progress;
   double progress_interval_s = 1;
 };

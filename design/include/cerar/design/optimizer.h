@@ -59,6 +59,11 @@ struct OptimizeOptions {
   // against kappa_max: NLopt's iterates hover just outside the bound they see, so without the
   // slack a better point only counts when one lands inside (docs/optimizer.md §6). In [0, 0.5].
   double search_slack = 0.02;
+  // Correction pairs kept by AUGLAG's inner L-BFGS (NLopt's vector storage; >= 0, and 0 for
+  // NLopt's own heuristic). With the heuristic the search creeps where err and kappa move on
+  // scales eps^k apart (docs/optimizer.md §6: N = 8, c = 24, kappa_max = 1e4, 95 s: ratio 0.59;
+  // 0.37 with 100).
+  int lbfgs_memory = 100;
   // Final analysis precision (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional
