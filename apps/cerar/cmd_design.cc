@@ -101,7 +101,8 @@ void AddDesignCommand(CLI::App& app) {
                   "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
                   "to the next (0: off; default: 100 where c <= 2N, else off)");
   auto* memory_opt = cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
-                                     "optimized: L-BFGS correction pairs (0: NLopt's heuristic)")
+                                     "optimized: L-BFGS correction pairs (-1: auto, min(100, "
+                                     "max(10, 600000 / variables)); 0: NLopt's heuristic)")
                          ->capture_default_str();
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option("--tune", args->tune,
@@ -113,9 +114,9 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
   cmd->callback([args, continuation_opt, memory_opt, eps_opt, tune_opt] {
-    if (memory_opt->count() > 0 && args->lbfgs_memory < 0)
+    if (memory_opt->count() > 0 && args->lbfgs_memory < -1)
       throw InvalidArgument("--lbfgs-memory " + std::to_string(args->lbfgs_memory) +
-                            ": expected >= 0 (0: NLopt's heuristic)");
+                            ": expected >= 0 (0: NLopt's heuristic) or -1 (auto)");
     if (continuation_opt->count() > 0 &&
         !(std::isfinite(args->continuation_from) && args->continuation_from >= 0))
       throw InvalidArgument("--continuation-from " + Number(args->continuation_from) +

@@ -4,10 +4,13 @@
 #include <exception>
 #include <iostream>
 
+#include "cerar/design/optimizer.h"
 #include "commands.h"
 #include "cerar/format/errors.h"
 
 int main(int argc, char** argv) {
+  // The optimiser's evaluations churn through temporaries (cerar/design/optimizer.h).
+  cerar::design::KeepAllocatorMemory();
   CLI::App app{"cerar: coded approximate ring all-reduce — make, judge and run designs"};
   app.require_subcommand(1);
   cerar::cli::AddDesignCommand(app);

@@ -9,6 +9,7 @@
 #include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
 #include "cerar/format/errors.h"
+#include "design/optimizer_search.h"
 
 namespace cerar::design {
 namespace {
@@ -103,6 +104,19 @@ TEST(Optimize, SearchSettingsChangeThePath) {
   EXPECT_NE(Optimize(slack).fingerprint(), base);
 }
 
+// Auto L-BFGS memory: 100 pairs, fewer once m n would pass 6e5 (never under 10); explicit
+// settings pass through.
+TEST(Optimize, LbfgsMemoryAutoShrinksWithTheProblem) {
+  using opt::EffectiveLbfgsMemory;
+  const int automatic = OptimizeOptions::kLbfgsMemoryAuto;
+  EXPECT_EQ(EffectiveLbfgsMemory(automatic, 321), 100);      // N = 4, c = 8 per rank
+  EXPECT_EQ(EffectiveLbfgsMemory(automatic, 5761), 100);     // N = 8, c = 24 per rank
+  EXPECT_EQ(EffectiveLbfgsMemory(automatic, 23553), 25);     // N = 16, c = 32 per rank
+  EXPECT_EQ(EffectiveLbfgsMemory(automatic, 10000000), 10);  // floor
+  EXPECT_EQ(EffectiveLbfgsMemory(0, 23553), 0);
+  EXPECT_EQ(EffectiveLbfgsMemory(7, 23553), 7);
+}
+
 TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   OptimizeOptions o = Small(4, 8, 1e2, 200);
   const Design d = Optimize(o);
@@ -112,6 +126,8 @@ TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   EXPECT_EQ(p.at("optimizer").at("library").get<std::string>(), "NLopt");
   EXPECT_EQ(p.at("optimizer").at("max_evaluations").get<int>(), 200);
   EXPECT_EQ(p.at("optimizer").at("lbfgs_memory").get<int>(), o.lbfgs_memory);
+  EXPECT_EQ(p.at("optimizer").at("lbfgs_memory_used").get<int>(),
+            opt::EffectiveLbfgsMemory(o.lbfgs_memory, (o.c + 2 * o.N - 3) * o.c + 1));
   EXPECT_EQ(p.at("optimizer").at("search_slack").get<double>(), o.search_slack);
   EXPECT_EQ(p.at("start").at("construction").get<std::string>(), "eps");
   EXPECT_TRUE(p.at("start").contains("figures"));
@@ -208,8 +224,8 @@ TEST(Optimize, RejectsBadOptions) {
   o.search_slack = NAN;
   ExpectRejected(o, "search_slack = nan");
   o = Small(4, 8, 1e3, 100);
-  o.lbfgs_memory = -1;
-  ExpectRejected(o, "lbfgs_memory = -1");
+  o.lbfgs_memory = -2;
+  ExpectRejected(o, "lbfgs_memory = -2");
   o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");

@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <sstream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cerar/format/errors.h"
 #include "design/optimizer_search.h"
@@ -45,6 +48,14 @@ Figures FiguresIn(const Design& d, Precision precision) {
 }
 
 }  // namespace
+
+bool KeepAllocatorMemory() {
+#if defined(__GLIBC__)
+  return mallopt(M_MMAP_THRESHOLD, 16 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, 64 << 20) == 1;
+#else
+  return false;
+#endif
+}
 
 Objective ParseObjective(const std::string& name) {
   if (name == "rms") return Objective::kRms;
@@ -146,6 +157,7 @@ Design Optimize(const OptimizeOptions& options) {
        "- 1e-5) (1 - search_slack)); best point tracked against kappa_max (1 - 1e-5)"},
       {"search_slack", options.search_slack},
       {"lbfgs_memory", options.lbfgs_memory},
+      {"lbfgs_memory_used", opt::EffectiveLbfgsMemory(options.lbfgs_memory, ev.size() + 1)},
       {"time_limit_s", options.time_limit_s},
       {"max_evaluations", options.max_evaluations},
       {"max_hops", options.max_hops},

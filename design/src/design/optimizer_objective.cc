@@ -23,10 +23,11 @@ using RowMap = Eigen::Map<RowMat>;
 constexpr double kHugeLog = 700.0;
 
 // Adds the gradient with respect to the stacked, scaled windows (c x K c) to the gradient
-// with respect to x: block k of the stack is sqrt(m_k) times rows [row_k, row_k + c) of x.
-void ScatterWindowGradient(const Mat& g_stack, const std::vector<WindowRef>& refs, int c,
-                           Eigen::VectorXd& grad) {
-  RowMap gx(grad.data(), grad.size() / c, c);
+// row `grad` (size() entries) with respect to x: block k of the stack is sqrt(m_k) times rows
+// [row_k, row_k + c) of x.
+void ScatterWindowGradient(const Mat& g_stack, const std::vector<WindowRef>& refs, int rows,
+                           int c, double* grad) {
+  RowMap gx(grad, rows, c);
   int k = 0;
   for (const WindowRef& w : refs) {
     if (w.multiplicity == 0) continue;
@@ -98,18 +99,27 @@ Evaluator::Evaluator(int N, int c, Parametrisation parametrisation)
 }
 
 Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with_gradient) const {
+  Result out;
+  if (with_gradient) out.gradient.resize(3 * N_, size());
+  EvaluateInto(x, norm, out, with_gradient ? out.gradient.data() : nullptr, size());
+  return out;
+}
+
+void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, double* gradient,
+                             Eigen::Index stride) const {
   const int N = N_, c = c_, L = c_ + N_ - 2;
   ConstRowMap X(x, rows_, c);
-  Result out;
   out.log_err.assign(N, 0.0);
   out.log_kappa_dec.assign(N, 0.0);
   out.log_kappa_enc.assign(N, 0.0);
   out.exact.assign(N, false);
-  if (with_gradient) {
-    out.grad_log_err.assign(N, Eigen::VectorXd::Zero(size()));
-    out.grad_log_kappa_dec.assign(N, Eigen::VectorXd::Zero(size()));
-    out.grad_log_kappa_enc.assign(N, Eigen::VectorXd::Zero(size()));
-  }
+  const bool with_gradient = gradient != nullptr;
+  // Gradient row r, zeroed by the rank that owns it (so the zeroing runs in parallel too).
+  auto row = [&](int r) {
+    double* g = gradient + r * stride;
+    std::fill(g, g + size(), 0.0);
+    return g;
+  };
 
   // Ranks are independent: each writes only its own slots, so the result does not depend on the
   // thread count. Threads pay off once the ranks' problems are large (per-rank N = 16, c = 32);
@@ -126,19 +136,27 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     // Stack the distinct windows, scaled by sqrt(multiplicity): same LS decoder, same Frobenius
     // and spectral norms of the error block row as the full (N-1)-block problem.
     const auto& refs = windows_[j];
+    double* grad_err = with_gradient ? row(j) : nullptr;
+    double* grad_dec = with_gradient ? row(N + j) : nullptr;
     int K = 0;
     for (const WindowRef& w : refs) K += w.multiplicity > 0;
     out.exact[j] = K == 1;
-    Mat W(c, K * c), T(c, K * c);
-    T.setZero();
+    Mat W(c, K * c);
+    std::vector<double> scale;  // sqrt(m_k): T = [scale_1 I, ..., scale_K I]
     int k = 0;
     for (const WindowRef& w : refs) {
       if (w.multiplicity == 0) continue;
-      const double s = std::sqrt(double(w.multiplicity));
-      W.middleCols(k * c, c) = s * X.block(w.row, 0, c, c);
-      T.middleCols(k * c, c).diagonal().setConstant(s);
+      scale.push_back(std::sqrt(double(w.multiplicity)));
+      W.middleCols(k * c, c) = scale.back() * X.block(w.row, 0, c, c);
       ++k;
     }
+    // T A for A with K c rows: a weighted sum of A's c-row blocks (T is identity blocks; a dense
+    // product would cost K c^3 multiply-adds for nothing).
+    auto times_T = [&](const Mat& A) {
+      Mat sum = scale[0] * A.topRows(c);
+      for (int b = 1; b < K; ++b) sum += scale[b] * A.middleRows(b * c, c);
+      return sum;
+    };
     // LS decoder through a Householder QR of W^T = Q Rq (backward stable: accuracy ~ u kappa(W),
     // not u kappa(W)^2 as with the normal equations; 10x cheaper than an SVD at c = 32).
     // W^+ = Q Rq^-T, D = T W^+, D W - T = T Q Q^T - T, G^-1 = (W W^T)^-1 = Rq^-1 Rq^-T.
@@ -153,8 +171,9 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     }
     const auto RqU = Rq.triangularView<Eigen::Upper>();
     const Mat Wpinv = Mat(RqU.solve(Mat(Q.transpose()))).transpose();  // K c x c
-    const Mat D = T * Wpinv;                                           // c x c
-    const Mat R = (T * Q) * Q.transpose() - T;                         // D W - T, c x K c
+    const Mat D = times_T(Wpinv);                                      // c x c
+    Mat R = times_T(Q) * Q.transpose();                                // D W - T, c x K c
+    for (int b = 0; b < K; ++b) R.middleCols(b * c, c).diagonal().array() -= scale[b];
 
     Mat g_stack;  // gradient w.r.t. the stack, reused per figure
     if (K == 1) {
@@ -168,7 +187,7 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
       out.log_err[j] = 0.5 * std::log(F / (double(N) * c));
       if (with_gradient) {
         g_stack = D.transpose() * R / F;
-        ScatterWindowGradient(g_stack, refs, c, out.grad_log_err[j]);
+        ScatterWindowGradient(g_stack, refs, rows_, c, grad_err);
       }
     } else if (norm == ErrorNorm::kSchatten) {
       // log ||R||_Sp = (1/p) log tr((R R^T)^(p/2)); gradient (R R^T)^(p/2-1) R / tr(...) w.r.t.
@@ -184,7 +203,7 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
         const Mat gR = Ue * ratio.array().pow(p / 2 - 1).matrix().asDiagonal() * Ue.transpose() *
                        R / (lmax * phi);
         g_stack = D.transpose() * gR;
-        ScatterWindowGradient(g_stack, refs, c, out.grad_log_err[j]);
+        ScatterWindowGradient(g_stack, refs, rows_, c, grad_err);
       }
     } else {
       // err_op_j = sigma_max(R); d sigma = u^T D dW v because W v = 0 (v in the null space).
@@ -193,7 +212,7 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
       out.log_err[j] = std::log(sigma);
       if (with_gradient) {
         g_stack = (D.transpose() * ex.umax) * ex.vmax.transpose() / sigma;
-        ScatterWindowGradient(g_stack, refs, c, out.grad_log_err[j]);
+        ScatterWindowGradient(g_stack, refs, rows_, c, grad_err);
       }
     }
 
@@ -209,12 +228,13 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
       g_stack = c == 1 ? Mat::Zero(c, K * c)  // kappa = 1 identically
                        : Mat(grad_sigma(dx.umax, dx.vmax) / dx.smax -
                              grad_sigma(dx.umin, dx.vmin) / dx.smin);
-      ScatterWindowGradient(g_stack, refs, c, out.grad_log_kappa_dec[j]);
+      ScatterWindowGradient(g_stack, refs, rows_, c, grad_dec);
     }
   });
 
   // kappa_enc_i = sigma_max(E_i) / sigma_min(E_i); d sigma = u^T dE v.
   each_rank([&](int i) {
+    double* grad_enc = with_gradient ? row(2 * N + i) : nullptr;
     const Mat E = X.block(encoder_rows_[i], 0, L, c);
     const Extremes ex = ExtremeSingular(E);
     if (!(ex.smin > 0)) {
@@ -226,12 +246,11 @@ Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with
     if (with_gradient && c > 1) {
       const Mat g =
           ex.umax * ex.vmax.transpose() / ex.smax - ex.umin * ex.vmin.transpose() / ex.smin;
-      RowMap gx(out.grad_log_kappa_enc[i].data(), rows_, c);
+      RowMap gx(grad_enc, rows_, c);
       gx.block(encoder_rows_[i], 0, L, c) += g;
     }
   });
   out.singular = std::find(singular.begin(), singular.end(), 1) != singular.end();
-  return out;
 }
 
 Figures Evaluator::Analyse(const double* x) const {

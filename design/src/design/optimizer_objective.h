@@ -47,14 +47,29 @@ class Evaluator {
     std::vector<double> log_err;        // N: log err_rms_j, log err_op_j or its Schatten bound
     std::vector<double> log_kappa_dec;  // N
     std::vector<double> log_kappa_enc;  // N
-    // Gradients (size() each), filled only when requested.
-    std::vector<Eigen::VectorXd> grad_log_err, grad_log_kappa_dec, grad_log_kappa_enc;
+    // Gradients, filled only by Evaluate(..., true): 3N rows of size(), row j for log_err_j,
+    // N + j for log_kappa_dec_j, 2N + j for log_kappa_enc_j (the search's constraint order).
+    MatrixXd gradient;  // row-major
+    auto grad_log_err(int j) const { return gradient.row(j).transpose(); }
+    auto grad_log_kappa_dec(int j) const {
+      return gradient.row(int(log_err.size()) + j).transpose();
+    }
+    auto grad_log_kappa_enc(int j) const {
+      return gradient.row(2 * int(log_err.size()) + j).transpose();
+    }
     // Ranks whose error is exactly zero by structure (one distinct window): their log_err is
     // rounding noise and its gradient is set to zero.
     std::vector<bool> exact;
     bool singular = false;  // some window stack lost rank: figures are +huge
   };
   Result Evaluate(const double* x, ErrorNorm norm, bool with_gradient) const;
+
+  // The same into storage the caller keeps across calls (the search's inner loop: at per rank
+  // N = 16, c = 32 the 3N gradients are 9 MB, and allocating them afresh each call cost ~40 % of
+  // an evaluation). `gradient` (may be null: no gradients) receives the 3N rows of size()
+  // described in Result, row r at gradient + r * stride; out.gradient is left untouched.
+  void EvaluateInto(const double* x, ErrorNorm norm, Result& out, double* gradient,
+                    Eigen::Index stride) const;
 
   // Full float64 figures of x (all four, per rank) for reporting.
   Figures Analyse(const double* x) const;

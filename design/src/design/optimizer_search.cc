@@ -45,6 +45,7 @@ struct SearchState {
   Eigen::VectorXd best_x;
   double best_log = kInf;
   double last_worst = 0;
+  Evaluator::Result result;  // reused by every evaluation
   std::exception_ptr error;  // thrown by the progress callback; rethrown after NLopt returns
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -73,7 +74,9 @@ void Constraints(unsigned m, double* result, unsigned n1, const double* y, doubl
     throw nlopt::forced_stop();
   }
   const int N = s.ev->N(), n = s.ev->size();
-  const Evaluator::Result r = s.ev->Evaluate(y, s.settings->norm, grad != nullptr);
+  // Gradients straight into NLopt's rows (row i: constraint i, n1 = n + 1 entries).
+  Evaluator::Result& r = s.result;
+  s.ev->EvaluateInto(y, s.settings->norm, r, grad, n1);
   ++s.evaluations;
   const double t = y[n];
   for (int j = 0; j < N; ++j) {
@@ -81,16 +84,8 @@ void Constraints(unsigned m, double* result, unsigned n1, const double* y, doubl
     result[N + j] = r.log_kappa_dec[j] - s.log_kappa_search;
     result[2 * N + j] = r.log_kappa_enc[j] - s.log_kappa_search;
   }
-  if (grad) {
-    for (int i = 0; i < int(m); ++i) {
-      const int j = i % N;
-      const Eigen::VectorXd& g = i < N       ? r.grad_log_err[j]
-                                 : i < 2 * N ? r.grad_log_kappa_dec[j]
-                                             : r.grad_log_kappa_enc[j];
-      std::copy(g.data(), g.data() + n, grad + std::size_t(i) * n1);
-      grad[std::size_t(i) * n1 + n] = i < N ? -1.0 : 0.0;
-    }
-  }
+  if (grad)
+    for (int i = 0; i < int(m); ++i) grad[std::size_t(i) * n1 + n] = i < N ? -1.0 : 0.0;
   // Track the best point meeting the kappa bound, whatever NLopt ends up returning.
   const double worst = std::max(MaxOf(r.log_kappa_dec), MaxOf(r.log_kappa_enc)) - s.log_kappa;
   s.last_worst = worst;
@@ -152,7 +147,7 @@ SearchResult Search(const Evaluator& ev, const Eigen::VectorXd& x0,
         nlopt::opt inner(nlopt::LD_LBFGS, n + 1);
         inner.set_xtol_rel(1e-10);
         inner.set_ftol_abs(1e-9);
-        inner.set_vector_storage(unsigned(settings.lbfgs_memory));  // 0: NLopt's heuristic
+        inner.set_vector_storage(unsigned(EffectiveLbfgsMemory(settings.lbfgs_memory, n + 1)));
         o.set_local_optimizer(inner);
       }
       double f = 0;
@@ -224,13 +219,19 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "continuation_factor = " << o.continuation_factor << ", expected a finite value > 1";
   else if (!(o.search_slack >= 0 && o.search_slack <= 0.5))
     m << "search_slack = " << o.search_slack << ", expected a value in [0, 0.5]";
-  else if (o.lbfgs_memory < 0)
-    m << "lbfgs_memory = " << o.lbfgs_memory << ", expected >= 0 (0: NLopt's heuristic)";
+  else if (o.lbfgs_memory < 0 && o.lbfgs_memory != OptimizeOptions::kLbfgsMemoryAuto)
+    m << "lbfgs_memory = " << o.lbfgs_memory
+      << ", expected >= 0 (0: NLopt's heuristic) or kLbfgsMemoryAuto (-1)";
   else if (!(o.progress_interval_s >= 0))
     m << "progress_interval_s = " << o.progress_interval_s << ", expected >= 0";
   else
     return;
   throw InvalidArgument(m.str());
+}
+
+int EffectiveLbfgsMemory(int requested, int variables) {
+  if (requested != OptimizeOptions::kLbfgsMemoryAuto) return requested;
+  return std::clamp(600000 / std::max(variables, 1), 10, 100);
 }
 
 double EffectiveContinuationFrom(const OptimizeOptions& o) {

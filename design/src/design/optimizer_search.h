@@ -23,10 +23,16 @@ struct SearchSettings {
   std::uint64_t seed = 0;  // basin-hopping perturbations
   int max_hops = 1 << 30;
   double hop_scale = 1;  // multiplies the basin-hopping amplitudes (continuation stages)
-  int lbfgs_memory = 0;  // L-BFGS vector storage (AUGLAG's inner optimiser); 0: NLopt's heuristic
+  // L-BFGS vector storage (AUGLAG's inner optimiser); 0: NLopt's heuristic;
+  // OptimizeOptions::kLbfgsMemoryAuto: EffectiveLbfgsMemory for the evaluator's size.
+  int lbfgs_memory = 0;
   std::function<void(const OptimizeProgress&)> progress;
   double progress_interval_s = 1;
 };
+
+// The L-BFGS memory a search over `variables` unknowns uses for the requested setting
+// (OptimizeOptions::lbfgs_memory; kLbfgsMemoryAuto resolves by the problem's size).
+int EffectiveLbfgsMemory(int requested, int variables);
 
 struct SearchResult {
   Eigen::VectorXd x;      // best point meeting the kappa bound (x0 if none did)

@@ -59,16 +59,27 @@ struct OptimizeOptions {
   // against kappa_max: NLopt's iterates hover just outside the bound they see, so without the
   // slack a better point only counts when one lands inside (docs/optimizer.md §6). In [0, 0.5].
   double search_slack = 0.02;
-  // Correction pairs kept by AUGLAG's inner L-BFGS (NLopt's vector storage; >= 0, and 0 for
+  // Correction pairs kept by AUGLAG's inner L-BFGS (NLopt's vector storage; >= 0, 0 for
   // NLopt's own heuristic). With the heuristic the search creeps where err and kappa move on
   // scales eps^k apart (docs/optimizer.md §6: N = 8, c = 24, kappa_max = 1e4, 95 s: ratio 0.59;
-  // 0.37 with 100).
-  int lbfgs_memory = 100;
+  // 0.37 with 100). kLbfgsMemoryAuto (the default): 100, fewer for many variables n,
+  // min(100, max(10, 600000 / n)): L-BFGS costs ~4 m n flops a step on one thread, and at per
+  // rank N = 16, c = 32 (n = 23 553) 100 pairs took a quarter of the run (§9).
+  static constexpr int kLbfgsMemoryAuto = -1;
+  int lbfgs_memory = kLbfgsMemoryAuto;
   // Final analysis precision (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional
   double progress_interval_s = 1.0;
 };
+
+// Process-wide allocator setting for programs that run the optimiser (the cerar CLI calls it
+// first thing; the library never does, as it is global state). An evaluation at per rank
+// N = 16, c = 32 allocates and frees ~2 MB of temporaries per rank; with glibc's default
+// (dynamic) trim and mmap thresholds that memory can go back to the kernel and be faulted in
+// again every time, depending on the process's allocation history (up to ~40 % of the
+// evaluation, docs/optimizer.md §6). Raises both thresholds (mmap 16 MiB, trim 64 MiB). Returns false where the C library is not glibc (nothing done).
+bool KeepAllocatorMemory();
 
 // Throws InvalidArgument for bad options (N < 2, c < 1, kappa_max < 1 or not finite,
 // time_limit_s <= 0, max_evaluations < 1, perturbation < 0) and when no eps start point meets

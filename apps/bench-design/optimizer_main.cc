@@ -1,0 +1,83 @@
+// cerar-bench-optimizer: cost of one optimiser evaluation (figures and 3N gradients), per rank.
+//   cerar-bench-optimizer MODE [--quick]
+//   allocating  Evaluator::Evaluate, fresh gradient storage each call, default allocator
+//   reused      Evaluator::EvaluateInto a buffer kept across calls (what the search does)
+//   kept        reused, after KeepAllocatorMemory() (what the cerar CLI does)
+// One mode per process: glibc's dynamic thresholds remember earlier frees, so modes run in one
+// process would measure each other. `scripts/bench optimizer` runs all three side by side.
+// Figures, not a timed test; rerun on a quiet machine.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cerar/design/optimizer.h"
+#include "design/optimizer_objective.h"
+
+namespace {
+
+using cerar::design::opt::Evaluator;
+using cerar::design::opt::Parametrisation;
+
+// Milliseconds per evaluation with gradients, best of three batches of `reps`.
+template <class F>
+double MsPerEvaluation(int reps, const F& evaluate) {
+  double best = 1e300;
+  for (int batch = 0; batch < 3; ++batch) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) evaluate();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, ms / reps);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool quick = argc > 2 && std::strcmp(argv[2], "--quick") == 0;
+  if (mode != "allocating" && mode != "reused" && mode != "kept") {
+    std::fprintf(stderr, "cerar-bench-optimizer: mode \"%s\" is not one of allocating, reused, "
+                         "kept (usage: cerar-bench-optimizer MODE [--quick])\n", mode.c_str());
+    return 2;
+  }
+  try {
+    if (mode == "kept" && !cerar::design::KeepAllocatorMemory())
+      std::printf("(KeepAllocatorMemory: not glibc, nothing done)\n");
+    struct Case {
+      int N, c;
+      double eps;
+    };
+    std::vector<Case> cases{{4, 8, 0.1}, {8, 24, 0.1}};
+    if (!quick) cases.push_back({16, 32, 0.05});
+    const int reps = quick ? 10 : 50;
+    for (const Case& k : cases) {
+      const Evaluator ev(k.N, k.c, Parametrisation::kPerRank);
+      const Eigen::VectorXd x = cerar::design::opt::EpsPoint(k.N, k.c, k.eps, true);
+      double ms = 0;
+      if (mode == "allocating") {
+        ms = MsPerEvaluation(
+            reps, [&] { (void)ev.Evaluate(x.data(), Evaluator::ErrorNorm::kFrobenius, true); });
+      } else {
+        std::vector<double> gradient(std::size_t(3 * k.N) * ev.size());
+        Evaluator::Result r;
+        ms = MsPerEvaluation(reps, [&] {
+          ev.EvaluateInto(x.data(), Evaluator::ErrorNorm::kFrobenius, r, gradient.data(),
+                          ev.size());
+        });
+      }
+      std::printf("%-10s N=%-3d c=%-3d variables=%-6d %8.3f ms per evaluation with gradients\n",
+                  mode.c_str(), k.N, k.c, ev.size(), ms);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cerar-bench-optimizer: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
