@@ -1,187 +1,420 @@
-// cerar-bench: mpiexec -n N cerar-bench --design FILE [--sizes 4KiB,...,256MiB] [--csv FILE]
-//              [--dtype f32|f64] [--reps R] [--segment BYTES] [--timeout S]
-// For each size (bytes per rank): CERAR, the exact ring (same MPI transport) and MPI_Allreduce
-// on the same random inputs. Median wall time over R runs (each run's time is the slowest
-// rank's), bytes sent per rank (counted by the transport; MPI_Allreduce's are not observable:
-// empty), and the relative error ||out_j - S|| / ||S||, max over ranks, against the exact sum
-// S reduced in long double. A table on rank 0's stdout; the CSV is written atomically.
+// cerar-bench: mpiexec -n N cerar-bench --design FILE [--design FILE ...] [options]
+// CERAR (one row per design), the exact ring (same MPI transport, same back end) and
+// MPI_Allreduce (Open MPI's default algorithm and its ring) on the same inputs, for each size
+// (bytes per rank). Options: --sizes 4KiB,...  --reps R  --dtype f32|f64  --segment BYTES
+// --slots K  --timeout S  --algorithms cerar,ring,mpi_allreduce,mpi_allreduce_ring  --csv FILE
+// --netdev IF (per-rank frame counters of that interface)  --rate-mbit R (the link's rate, for
+// the link fraction).
+//
+// Each size: one warm-up run of every algorithm, then R rounds; round r runs every algorithm
+// once, in an order rotated by r, so all algorithms see the same machine load and their ratios
+// are side by side. Per algorithm: median wall time (a run's time is the slowest rank's), bytes
+// per rank counted by the transport and by the model, frames on --netdev, CPU seconds per rank,
+// and the relative error ||out_j - S|| / ||S|| (max over ranks) against the exact sum S, which
+// every rank recomputes from the reproducible inputs (inputs.h) instead of sending.
+//
+// Nothing hangs: the ranks first agree on every argument, and every collective of the bench is
+// under the --timeout deadline (collectives.h). A table on rank 0's stdout; the CSV is written
+// atomically.
 #include <mpi.h>
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <random>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/mpi_transport.h"
+#include "collectives.h"
+#include "inputs.h"
+#include "net_counters.h"
 #include "sizes.h"
 
 namespace cerar::bench {
 namespace {
 
-struct Row {
-  std::string algorithm;
-  int N = 0, c = 0;
-  std::size_t size_bytes = 0;
-  double median_s = 0;
-  long long bytes_sent = -1;  // -1: not observable
+struct Options {
+  std::vector<std::string> designs;
+  std::string sizes = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype = "f32", netdev;
+  std::string algorithms = "cerar,ring,mpi_allreduce,mpi_allreduce_ring";
+  int reps = 5;
+  std::size_t segment = AllReduceOptions{}.segment_bytes;
+  int slots = AllReduceOptions{}.send_slots;
+  double timeout = 60, rate_mbit = 0;
+};
+
+// One algorithm of the comparison; `design` for CERAR only.
+struct Algorithm {
+  std::string name;
+  std::string design_name;
+  const Design* design = nullptr;
+};
+
+// What one rank measured over the timed runs of one algorithm at one size.
+struct Samples {
+  std::vector<double> times, cpu;  // per run: slowest rank's wall time; this rank's CPU time
+  double wire_bytes = 0, wire_payload = 0, retrans = 0;  // summed over timed runs, this rank
+  std::uint64_t bytes_sent = 0;       // transport count of the last run (0: not observable)
+  std::optional<std::uint64_t> expected;  // traffic model, when there is one
   double rel_error = 0;
 };
+
+struct Row {
+  std::string algorithm, design;
+  int N = 0, c = 0, reps = 0;
+  double rate_mbit = 0;
+  std::size_t size_bytes = 0;
+  double median_s = 0, min_s = 0, max_s = 0;
+  long long bytes_sent = -1, expected = -1;  // -1: not observable / no model
+  double wire_bytes = -1, wire_payload = -1, retrans = -1, link_fraction = -1;
+  double cpu_s = 0, rel_error = 0, predicted_error = -1, load1 = -1;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+double LoadAverage() {
+  std::ifstream f("/proc/loadavg");
+  double l = -1;
+  f >> l;
+  return l;
+}
+
+std::string Stem(const std::string& path) {
+  std::string s = path.substr(path.find_last_of('/') + 1);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
+  return s;
+}
 
 template <typename T>
 MPI_Datatype MpiType() {
   return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
 }
 
-// max over ranks of ||out - S|| / ||S||, S reduced in long double chunk by chunk.
-template <typename T>
-double RelError(const std::vector<T>& input, const std::vector<T>& out) {
-  const std::size_t chunk = std::size_t{1} << 18;
-  std::vector<long double> mine(chunk), sum(chunk);
-  long double num = 0, den = 0;
-  for (std::size_t k0 = 0; k0 < input.size(); k0 += chunk) {
-    const std::size_t n = std::min(chunk, input.size() - k0);
-    for (std::size_t k = 0; k < n; ++k) mine[k] = input[k0 + k];
-    MPI_Allreduce(mine.data(), sum.data(), int(n), MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    for (std::size_t k = 0; k < n; ++k) {
-      const long double d = (long double)out[k0 + k] - sum[k];
-      num += d * d;
-      den += sum[k] * sum[k];
-    }
-  }
-  double e = den > 0 ? double(std::sqrt(num / den)) : (num > 0 ? INFINITY : 0.0), worst = 0;
-  MPI_Allreduce(&e, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
+std::uint64_t Fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
+// Every rank must run the same loops with the same sizes, or the collectives below would pair
+// up wrongly and hang: compare every option (CLI11's canonical "name=value" lines) first.
+void AgreeOnArguments(Collectives& coll, const std::string& config) {
+  std::vector<std::string> lines;
+  std::istringstream in(config);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::vector<std::uint64_t> mine;
+  for (const auto& l : lines) mine.push_back(Fnv1a(l));
+  mine.push_back(lines.size());
+  const std::vector<std::uint64_t> all = coll.AllGather(mine, "the argument check");
+  const std::size_t k = mine.size();
+  for (int r = 0; r < coll.size(); ++r)
+    for (std::size_t i = 0; i < k; ++i)
+      if (all[r * k + i] != mine[i])
+        throw InvalidArgument("ranks were given different arguments: rank " +
+                              std::to_string(coll.rank()) + " has '" +
+                              (i < lines.size() ? lines[i] : std::to_string(lines.size()) +
+                                                                 " options") +
+                              "', rank " + std::to_string(r) + " something else; every rank "
+                              "must get the same options");
 }
 
 template <typename T>
-std::vector<Row> BenchSize(const Design& design, Transport& tr, std::size_t size_bytes, int reps,
-                           const AllReduceOptions& opt) {
-  const std::size_t count = size_bytes / sizeof(T);
-  if (count > std::size_t(INT_MAX))
-    throw InvalidArgument("size " + FormatSize(size_bytes) + " has more than INT_MAX elements, "
-                          "beyond MPI_Allreduce's int count");
-  std::vector<T> input(count), buf(count);
-  std::mt19937_64 rng(1234567 + tr.rank());
-  std::normal_distribution<double> normal(0, 1);
-  for (auto& v : input) v = T(normal(rng));
-  auto be = CreateCpuBackend();
-  CodedAllReduce coded(design, tr, *be, count, opt);
-  RingAllReduce ring(tr, count, opt);
-  std::vector<Row> rows;
-  auto measure = [&](const std::string& name, auto&& run, bool counted) {
-    std::vector<double> times;
-    std::uint64_t bytes = 0;
-    for (int r = -1; r < reps; ++r) {  // r = -1: warm-up
-      std::memcpy(buf.data(), input.data(), count * sizeof(T));
-      MPI_Barrier(MPI_COMM_WORLD);
-      tr.ResetCounters();
-      const double t0 = MPI_Wtime();
-      run();
-      double dt = MPI_Wtime() - t0, slowest = 0;
-      MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      if (r >= 0) times.push_back(slowest);
-      bytes = tr.bytes_sent();
+class Bench {
+ public:
+  Bench(const Options& o, const std::vector<Design>& designs, Transport& tr, Collectives& coll,
+        const AllReduceOptions& opt)
+      : o_(o), designs_(designs), tr_(tr), coll_(coll), opt_(opt),
+        watchdog_(coll.rank(), o.timeout) {}
+  ~Bench() {
+    if (mpi_ring_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_ring_);
+  }
+
+  std::vector<Row> Size(std::size_t size_bytes) {
+    const std::size_t count = size_bytes / sizeof(T);
+    if (count > std::size_t(INT_MAX))
+      throw InvalidArgument("size " + FormatSize(size_bytes) + " has more than INT_MAX elements, "
+                            "beyond MPI_Allreduce's int count");
+    std::vector<T> buf(count);
+    const std::vector<Algorithm> algos = Algorithms();
+    std::vector<Samples> s(algos.size());
+    const double load = LoadAverage();
+    for (int r = -1; r < o_.reps; ++r) {  // r = -1: warm-up
+      for (std::size_t k = 0; k < algos.size(); ++k) {
+        const std::size_t a = (k + std::size_t(r + 1)) % algos.size();  // rotated order
+        RunOnce(algos[a], buf, r >= 0 ? &s[a] : nullptr, r == o_.reps - 1);
+      }
     }
-    std::sort(times.begin(), times.end());
+    std::vector<Row> rows;
+    for (std::size_t a = 0; a < algos.size(); ++a) rows.push_back(MakeRow(algos[a], s[a], size_bytes, load));
+    return rows;
+  }
+
+ private:
+  std::vector<Algorithm> Algorithms() {
+    std::vector<Algorithm> out;
+    std::stringstream ss(o_.algorithms);
+    for (std::string a; std::getline(ss, a, ',');) {
+      if (a == "cerar") {
+        for (std::size_t d = 0; d < designs_.size(); ++d)
+          out.push_back({a, Stem(o_.designs[d]), &designs_[d]});
+      } else if (a == "ring" || a == "mpi_allreduce") {
+        out.push_back({a, "", nullptr});
+      } else if (a == "mpi_allreduce_ring") {
+        if (mpi_ring_ == MPI_COMM_NULL) mpi_ring_ = coll_.ForcedAllreduceComm(4, a);
+        out.push_back({a, "", nullptr});
+      } else {
+        throw InvalidArgument("--algorithms: '" + a + "' is not cerar, ring, mpi_allreduce or "
+                              "mpi_allreduce_ring");
+      }
+    }
+    if (out.empty()) throw InvalidArgument("--algorithms: empty list");
+    return out;
+  }
+
+  // One run of `a` on fresh inputs; timed and counted into `s` unless it is the warm-up.
+  void RunOnce(const Algorithm& a, std::vector<T>& buf, Samples* s, bool last) {
+    const std::size_t count = buf.size();
+    const int N = tr_.size();
+    FillInput(tr_.rank(), buf);
+    // Objects are built per run (outside the timing) so that only one workspace is alive: at
+    // 256 MiB per rank and 8 ranks, one per design would not fit this machine.
+    std::unique_ptr<ComputeBackend> be;
+    std::unique_ptr<CodedAllReduce> coded;
+    std::unique_ptr<RingAllReduce> ring;
+    std::function<void()> run;
+    std::optional<std::uint64_t> expected;
+    if (a.name == "cerar") {
+      be = CreateCpuBackend();
+      coded = std::make_unique<CodedAllReduce>(*a.design, tr_, *be, count, opt_);
+      run = [&] { coded->Run(buf.data()); };
+      expected = coded->expected_bytes_per_run();
+    } else if (a.name == "ring") {
+      be = CreateCpuBackend();
+      ring = std::make_unique<RingAllReduce>(tr_, *be, count, opt_);
+      run = [&] { ring->Run(buf.data()); };
+      expected = ring->expected_bytes_per_run();
+    } else {
+      MPI_Comm comm = a.name == "mpi_allreduce" ? MPI_COMM_WORLD : mpi_ring_;
+      run = [&, comm] {
+        if (!count) return;
+        watchdog_.Arm(a.name);
+        const int rc = MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(count), MpiType<T>(),
+                                     MPI_SUM, comm);
+        watchdog_.Disarm();
+        if (rc != MPI_SUCCESS) throw TransportError("MPI_Allreduce failed: error " + std::to_string(rc));
+      };
+      // Open MPI's ring (algorithm 4): 2 (N-1) blocks of about count/N elements per rank.
+      if (a.name == "mpi_allreduce_ring")
+        expected = std::uint64_t(2 * (N - 1)) * ((count + N - 1) / N) * sizeof(T);
+    }
+    coll_.Barrier("the start of a " + a.name + " run");
+    tr_.ResetCounters();
+    NetCounters n0, n1;
+    if (!o_.netdev.empty()) n0 = ReadNetCounters(o_.netdev);
+    const double c0 = CpuSeconds(), t0 = MPI_Wtime();
+    run();
+    const double dt = MPI_Wtime() - t0, cpu = CpuSeconds() - c0;
+    const double slowest = coll_.Max(dt, "the end of a " + a.name + " run");
+    if (!o_.netdev.empty()) n1 = ReadNetCounters(o_.netdev);  // every rank has received all
+    if (!s) return;
+    s->times.push_back(slowest);
+    s->cpu.push_back(cpu);
+    s->expected = expected;
+    s->bytes_sent = tr_.bytes_sent();
+    if (!o_.netdev.empty()) {
+      const double bytes = double(n1.tx_bytes - n0.tx_bytes);
+      const double pkts = double(n1.tx_packets - n0.tx_packets);
+      s->wire_bytes += bytes;
+      s->wire_payload += bytes - double(kFrameHeaderBytes) * pkts;
+      s->retrans += double(n1.retrans_segs - n0.retrans_segs);
+    }
+    if (last) {
+      double num = 0, den = 0;
+      ErrorSums(N, buf, num, den);
+      const double e = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
+      s->rel_error = coll_.Max(e, "the error check");
+    }
+  }
+
+  Row MakeRow(const Algorithm& a, const Samples& s, std::size_t size_bytes, double load) {
     Row row;
-    row.algorithm = name;
-    row.N = tr.size();
-    row.c = design.c();  // the design the row belongs to, for every algorithm
+    row.algorithm = a.name;
+    row.design = a.design_name;
+    row.N = tr_.size();
+    row.c = a.design ? a.design->c() : 0;
+    row.reps = o_.reps;
+    row.rate_mbit = o_.rate_mbit;
     row.size_bytes = size_bytes;
-    row.median_s = times[times.size() / 2];
-    if (counted) {
-      unsigned long long mine = bytes, most = 0;
-      MPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-      row.bytes_sent = static_cast<long long>(most);
+    row.median_s = Median(s.times);
+    row.min_s = *std::min_element(s.times.begin(), s.times.end());
+    row.max_s = *std::max_element(s.times.begin(), s.times.end());
+    if (a.name == "cerar" || a.name == "ring")
+      row.bytes_sent = static_cast<long long>(coll_.Max(double(s.bytes_sent), "the byte count"));
+    if (s.expected) row.expected = static_cast<long long>(*s.expected);
+    const double runs = double(s.times.size());
+    if (!o_.netdev.empty()) {
+      row.wire_bytes = coll_.Max(s.wire_bytes / runs, "the frame count");
+      row.wire_payload = coll_.Max(s.wire_payload / runs, "the frame count");
+      row.retrans = coll_.Max(s.retrans / runs, "the frame count");
+      if (o_.rate_mbit > 0)
+        row.link_fraction = LinkBytesForPayload(row.wire_payload) /
+                            (o_.rate_mbit * 1e6 / 8 * row.median_s);
     }
-    row.rel_error = RelError(input, buf);
-    rows.push_back(row);
+    row.cpu_s = coll_.Sum(Median(s.cpu), "the CPU time") / tr_.size();
+    row.rel_error = s.rel_error;
+    if (a.design && a.design->figures()) {
+      const auto& pe = a.design->figures()->predicted_error;
+      const auto it = pe.find(sizeof(T) == 4 ? "float32" : "float64");
+      if (it != pe.end()) row.predicted_error = it->second;
+    }
+    row.load1 = load;
+    return row;
+  }
+
+  const Options& o_;
+  const std::vector<Design>& designs_;
+  Transport& tr_;
+  Collectives& coll_;
+  AllReduceOptions opt_;
+  Watchdog watchdog_;
+  MPI_Comm mpi_ring_ = MPI_COMM_NULL;
+};
+
+std::string CsvText(const std::vector<Row>& rows) {
+  std::ostringstream out;
+  out << "algorithm,design,N,c,rate_mbit,size_bytes,reps,median_s,min_s,max_s,"
+         "bytes_sent_per_rank,expected_bytes_per_rank,wire_bytes_per_rank,"
+         "wire_payload_per_rank,retrans_segs_per_rank,link_fraction,cpu_s_per_rank,rel_error,"
+         "predicted_error,load1\n";
+  out.precision(9);
+  auto opt = [&](double v) {
+    if (v >= 0) out << v;
   };
-  measure("cerar", [&] { coded.Run(buf.data()); }, true);
-  measure("ring", [&] { ring.Run(buf.data()); }, true);
-  measure("mpi_allreduce", [&] {
-    if (count)
-      MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(count), MpiType<T>(), MPI_SUM, MPI_COMM_WORLD);
-  }, false);
-  return rows;
+  for (const Row& r : rows) {
+    out << r.algorithm << "," << r.design << "," << r.N << "," << r.c << "," << r.rate_mbit
+        << "," << r.size_bytes << "," << r.reps << "," << r.median_s << "," << r.min_s << ","
+        << r.max_s << ",";
+    if (r.bytes_sent >= 0) out << r.bytes_sent;
+    out << ",";
+    if (r.expected >= 0) out << r.expected;
+    out << ",";
+    opt(r.wire_bytes);
+    out << ",";
+    opt(r.wire_payload);
+    out << ",";
+    opt(r.retrans);
+    out << ",";
+    opt(r.link_fraction);
+    out << "," << r.cpu_s << "," << r.rel_error << ",";
+    opt(r.predicted_error);
+    out << "," << r.load1 << "\n";
+  }
+  return out.str();
+}
+
+void PrintRows(const std::vector<Row>& rows) {
+  double ring = 0;
+  for (const Row& r : rows)
+    if (r.algorithm == "ring") ring = r.median_s;
+  for (const Row& r : rows) {
+    const std::string name = r.design.empty() ? r.algorithm : r.algorithm + ":" + r.design;
+    char link[16] = "  n/a", bytes[24] = "n/a";
+    if (r.link_fraction >= 0) std::snprintf(link, sizeof link, "%5.1f%%", 100 * r.link_fraction);
+    if (r.bytes_sent >= 0) std::snprintf(bytes, sizeof bytes, "%lld", r.bytes_sent);
+    else if (r.wire_payload >= 0) std::snprintf(bytes, sizeof bytes, "~%.0f", r.wire_payload);
+    std::printf("%-28s %8s %10.4f %7.3f %14s %7s %8.3f %10.3e\n", name.c_str(),
+                FormatSize(r.size_bytes).c_str(), r.median_s, ring > 0 ? r.median_s / ring : 0.0,
+                bytes, link, r.cpu_s, r.rel_error);
+  }
 }
 
 int Main(int argc, char** argv) {
   CLI::App app{"CERAR vs exact ring vs MPI_Allreduce (run under mpiexec)"};
-  std::string design_path, sizes_text = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype_text = "f32";
-  int reps = 5;
-  std::size_t segment = std::size_t{1} << 20;
-  double timeout = 60;
-  app.add_option("--design", design_path, "design file")->required();
-  app.add_option("--sizes", sizes_text, "bytes per rank, comma-separated")->capture_default_str();
-  app.add_option("--csv", csv, "write the results as CSV");
-  app.add_option("--dtype", dtype_text, "f32 | f64")->capture_default_str();
-  app.add_option("--reps", reps, "timed runs per size (median)")->capture_default_str();
-  app.add_option("--segment", segment, "pipelining segment, bytes")->capture_default_str();
-  app.add_option("--timeout", timeout, "seconds to wait for a peer")->capture_default_str();
+  Options o;
+  app.add_option("--design", o.designs, "design file (repeat for several; same N)")->required();
+  app.add_option("--sizes", o.sizes, "bytes per rank, comma-separated")->capture_default_str();
+  app.add_option("--csv", o.csv, "write the results as CSV");
+  app.add_option("--dtype", o.dtype, "f32 | f64")->capture_default_str();
+  app.add_option("--reps", o.reps, "timed runs per size (median)")->capture_default_str();
+  app.add_option("--segment", o.segment, "pipelining segment, bytes")->capture_default_str();
+  app.add_option("--slots", o.slots, "send slots (in-flight segments) of CERAR")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
+      ->capture_default_str();
+  app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
+  app.add_option("--netdev", o.netdev, "count this interface's transmitted frames per run");
+  app.add_option("--rate-mbit", o.rate_mbit, "the link's rate, for the link fraction");
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Every rank gets the same command line, so every rank stops here (exit without MPI).
     if (rank == 0) app.exit(e);
     return e.get_exit_code() == 0 ? 0 : 2;
   }
-  if (reps < 1) throw InvalidArgument("--reps " + std::to_string(reps) + " must be >= 1");
+  Collectives coll(MPI_COMM_WORLD, o.timeout);
+  AgreeOnArguments(coll, app.config_to_str(true, false));
+  if (o.reps < 1) throw InvalidArgument("--reps " + std::to_string(o.reps) + " must be >= 1");
   AllReduceOptions opt;
-  if (dtype_text == "f32") opt.dtype = DType::kFloat32;
-  else if (dtype_text == "f64") opt.dtype = DType::kFloat64;
-  else throw InvalidArgument("--dtype '" + dtype_text + "' must be f32 or f64");
-  opt.segment_bytes = segment;
-  const std::vector<std::size_t> sizes = ParseSizes(sizes_text);
-  const Design design = LoadDesign(design_path);
+  opt.dtype = ParseDType(o.dtype);
+  if (opt.dtype != DType::kFloat32 && opt.dtype != DType::kFloat64)
+    throw InvalidArgument("--dtype " + o.dtype + ": cerar-bench runs f32 or f64");
+  opt.segment_bytes = o.segment;
+  opt.send_slots = o.slots;
+  const std::vector<std::size_t> sizes = ParseSizes(o.sizes);
+  std::vector<Design> designs;
+  for (const auto& path : o.designs) {
+    designs.push_back(LoadDesign(path));
+    if (designs.back().N() != coll.size())
+      throw InvalidArgument("design file " + path + " is for N = " +
+                            std::to_string(designs.back().N()) + " ranks but mpiexec started " +
+                            std::to_string(coll.size()));
+  }
+  if (!o.netdev.empty()) ReadNetCounters(o.netdev);  // fail before any run
   MpiTransportOptions mo;
-  mo.timeout_s = timeout;
+  mo.timeout_s = o.timeout;
   auto tr = CreateMpiTransport(MPI_COMM_WORLD, mo);
-  if (design.N() != tr->size())
-    throw InvalidArgument("design file " + design_path + " is for N = " +
-                          std::to_string(design.N()) + " ranks but mpiexec started " +
-                          std::to_string(tr->size()));
-  std::vector<Row> rows;
   if (rank == 0) {
-    std::printf("cerar-bench: %s, N = %d, c = %d, %s, median of %d runs\n", design_path.c_str(),
-                design.N(), design.c(), dtype_text.c_str(), reps);
-    std::printf("%-14s %10s %12s %14s %16s %11s\n", "algorithm", "size", "median_s", "GB/s (size)",
-                "bytes_sent/rank", "rel_error");
+    std::printf("cerar-bench: N = %d, %s, segment %zu B, %d slots, median of %d interleaved "
+                "runs%s\n", coll.size(), o.dtype.c_str(), o.segment, o.slots, o.reps,
+                o.rate_mbit > 0 ? (", link " + std::to_string(int(o.rate_mbit)) + " Mbit/s").c_str()
+                                : "");
+    std::printf("%-28s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",
+                "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }
+  std::vector<Row> rows;
   for (std::size_t size : sizes) {
-    auto r = opt.dtype == DType::kFloat32 ? BenchSize<float>(design, *tr, size, reps, opt)
-                                          : BenchSize<double>(design, *tr, size, reps, opt);
-    for (const Row& row : r) {
-      if (rank == 0)
-        std::printf("%-14s %10s %12.6f %14.3f %16s %11.3e\n", row.algorithm.c_str(),
-                    FormatSize(row.size_bytes).c_str(), row.median_s,
-                    row.median_s > 0 ? row.size_bytes / row.median_s / 1e9 : 0.0,
-                    row.bytes_sent >= 0 ? std::to_string(row.bytes_sent).c_str() : "n/a",
-                    row.rel_error);
-      rows.push_back(row);
+    std::vector<Row> r;
+    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, designs, *tr, coll, opt).Size(size);
+    else r = Bench<double>(o, designs, *tr, coll, opt).Size(size);
+    if (rank == 0) {
+      PrintRows(r);
+      std::fflush(stdout);
     }
-    if (rank == 0) std::fflush(stdout);
+    rows.insert(rows.end(), r.begin(), r.end());
   }
-  if (rank == 0 && !csv.empty()) {
-    std::ostringstream out;
-    out << "algorithm,N,c,size_bytes,median_s,bytes_sent_per_rank,rel_error\n";
-    out.precision(9);
-    for (const Row& row : rows) {
-      out << row.algorithm << "," << row.N << "," << row.c << "," << row.size_bytes << ","
-          << row.median_s << ",";
-      if (row.bytes_sent >= 0) out << row.bytes_sent;
-      out << "," << row.rel_error << "\n";
-    }
-    WriteFileAtomically(csv, out.str());
-    std::printf("wrote %s\n", csv.c_str());
+  if (rank == 0 && !o.csv.empty()) {
+    WriteFileAtomically(o.csv, CsvText(rows));
+    std::printf("wrote %s\n", o.csv.c_str());
   }
   return 0;
 }

@@ -15,10 +15,16 @@ inline std::size_t SegmentColumns(const AllReduceOptions& o, std::size_t elem) {
   return o.segment_bytes / elem;
 }
 
-inline void CheckDType(DType dtype, const char* who) {
-  if (dtype != DType::kFloat32 && dtype != DType::kFloat64)
+// The back end must compute in `dtype` and share the transport's memory space; local checks,
+// before any collective.
+inline void CheckBackend(const ComputeBackend& backend, const Transport& transport, DType dtype,
+                         const char* who) {
+  if (!backend.Supports(dtype))
     throw InvalidArgument(std::string(who) + ": dtype " + ToString(dtype) +
-                          " not supported, use f32 or f64");
+                          " is not supported by the compute back end");
+  if (transport.memory_space() != backend.memory_space())
+    throw InvalidArgument(std::string(who) + ": transport and back end use different memory "
+                          "spaces");
 }
 
 // Collective: ranks must agree on count, dtype, op and segment size (message sizes depend on

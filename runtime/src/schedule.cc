@@ -60,7 +60,10 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
 }
 
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
-                                    const std::vector<Segment>& segments) {
+                                    const std::vector<Segment>& segments, int max_slots) {
+  if (max_slots < 1)
+    throw InvalidArgument("workspace: " + std::to_string(max_slots) +
+                          " send slots, expected >= 1");
   WorkspaceLayout w = MakeWorkspaceLayout(N, c);
   w.m = m;
   w.elem_bytes = elem_bytes;
@@ -72,7 +75,7 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
                             std::to_string(m) + " columns");
     max_cols = std::max(max_cols, s.cols);
   }
-  w.send_slots = static_cast<int>(std::min<std::size_t>(kSendSlots, segments.size()));
+  w.send_slots = static_cast<int>(std::min<std::size_t>(std::size_t(max_slots), segments.size()));
   w.slot_bytes = max_cols * elem_bytes;
   return w;
 }

@@ -129,7 +129,7 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
       for (std::size_t es : {4, 8}) {
         const std::size_t m = (count + c - 1) / c;
         const auto segs = PlanSegments(count, c, max_cols);
-        const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segs);
+        const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segs, kSendSlots);
         const std::size_t S = segs.size();
         std::size_t max_seg = 0;
         for (const Segment& sg : segs) max_seg = std::max(max_seg, sg.cols);
@@ -161,8 +161,8 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
           last_user[k] = i;
         }
       }
-  EXPECT_THROW(MakeWorkspaceLayout(N, c, 0, 4, {}).send_slot(0), InvalidArgument);
-  EXPECT_EQ(MakeWorkspaceLayout(N, c, 0, 4, {}).bytes(), 0u);
+  EXPECT_THROW(MakeWorkspaceLayout(N, c, 0, 4, {}, kSendSlots).send_slot(0), InvalidArgument);
+  EXPECT_EQ(MakeWorkspaceLayout(N, c, 0, 4, {}, kSendSlots).bytes(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
@@ -183,7 +183,7 @@ TEST(Schedule, RejectsBadArguments) {
   EXPECT_THROW(RoundSchedule(4, 3, -1), InvalidArgument);
   EXPECT_THROW(RoundSchedule(4, 3, 6), InvalidArgument);  // L = 5
   EXPECT_THROW(MakeWorkspaceLayout(4, 3).recv_row(5), InvalidArgument);
-  EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}), InvalidArgument);  // past column 5
+  EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}, kSendSlots), InvalidArgument);  // past column 5
 }
 
 TEST(Schedule, FirstAndLastRoundsByHand) {

@@ -68,6 +68,16 @@ class CudaBackend final : public ComputeBackend {
   }
 
   MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  bool Supports(DType dtype) const override {
+    switch (dtype) {
+      case DType::kFloat32:
+      case DType::kFloat64:
+      case DType::kBFloat16:
+      case DType::kFloat16:
+        return true;
+    }
+    return false;
+  }
 
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
@@ -151,6 +161,18 @@ class CudaBackend final : public ComputeBackend {
     const char* o = static_cast<const char*>(obs) + col0 * es;
     char* out = static_cast<char*>(g) + col0 * es;
     Gemm(dtype, cols, kc, c_, scale, o, ld, dec_[Index(dtype)].get(), c_, scale, out, m);
+  }
+
+  void Scale(DType dtype, void* x, std::size_t len, double scale) override {
+    cuda::CheckStep(dtype);
+    if (len == 0) return;
+    DeviceGuard guard(device_);
+    // float32 arithmetic for every type but float64, as in Step.
+    const float scale32 = static_cast<float>(scale);
+    const void* alpha = IsDouble(dtype) ? static_cast<const void*>(&scale) : &scale32;
+    const cudaDataType_t exec = IsDouble(dtype) ? CUDA_R_64F : CUDA_R_32F;
+    CERAR_CUBLAS_CHECK(cublasScalEx_64(handle_, static_cast<std::int64_t>(len), alpha, exec, x,
+                                       DataType(dtype), 1, exec));
   }
 
   void Synchronize() override {

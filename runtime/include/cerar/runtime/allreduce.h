@@ -27,6 +27,9 @@ struct AllReduceOptions {
   // Pipelining: each m-element vector is cut into segments of this many bytes; a segment is
   // encoded, stepped and sent on its own so the link is busy while the next one is computed.
   std::size_t segment_bytes = std::size_t{1} << 20;
+  // In-flight window of the coded engine: segments whose exchange may be outstanding at once,
+  // each with its own send slot in the workspace (so it costs send_slots · segment_bytes).
+  int send_slots = 3;
 };
 
 class CodedAllReduce {
@@ -59,13 +62,20 @@ class CodedAllReduce {
   ComputeBackend& backend_;
   std::size_t count_, m_;
   AllReduceOptions options_;
+  struct Plan;                  // segments and workspace layout, fixed at construction
+  std::unique_ptr<Plan> plan_;  // (defined in coded_allreduce.cc: schedule.h is internal)
   std::size_t workspace_bytes_ = 0;
   void* workspace_ = nullptr;
 };
 
 class RingAllReduce {
  public:
-  // Host memory only (the baseline for the CPU transports).
+  // The arithmetic (the reduce-scatter's adds, the average) runs on `backend`, the same back end
+  // type the coded engine uses, so the baseline pays the same kernels and memory space (CPU with
+  // the MPI transport, CUDA with NCCL). `transport` and `backend` must outlive this object.
+  RingAllReduce(Transport& transport, ComputeBackend& backend, std::size_t count,
+                AllReduceOptions options = {});
+  // Host memory: uses a CPU back end of its own.
   RingAllReduce(Transport& transport, std::size_t count, AllReduceOptions options = {});
   ~RingAllReduce();
   RingAllReduce(const RingAllReduce&) = delete;
@@ -73,15 +83,23 @@ class RingAllReduce {
 
   void Run(void* buffer);
 
-  std::size_t workspace_bytes() const { return scratch_.size(); }
+  std::size_t workspace_bytes() const { return scratch_bytes_; }
   // 2 (N-1) ceil-chunk bytes; exactly 2 (N-1) count/N sizeof(T) when N divides count.
   std::uint64_t expected_bytes_per_run() const;
 
  private:
+  RingAllReduce(Transport& transport, std::unique_ptr<ComputeBackend> own, std::size_t count,
+                AllReduceOptions options);
+  void Init();
+  void Pass(char* data, std::size_t chunk, char* tmp);
+
+  std::unique_ptr<ComputeBackend> own_backend_;  // the host constructor's CPU back end
   Transport& transport_;
+  ComputeBackend& backend_;
   std::size_t count_;
   AllReduceOptions options_;
-  std::vector<char> scratch_;
+  std::size_t scratch_bytes_ = 0;
+  void* scratch_ = nullptr;
 };
 
 }  // namespace cerar

@@ -21,8 +21,11 @@ class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
   virtual MemorySpace memory_space() const = 0;
+  // Whether Encode/Step/Decode/Scale accept buffers of this dtype (CPU: f32, f64; CUDA: all).
+  virtual bool Supports(DType dtype) const = 0;
 
-  // Workspace memory in the back end's space.
+  // Workspace memory in the back end's space. The CPU back end returns it zeroed (every page
+  // touched now, so a first Run does not pay the page faults inside its timing).
   virtual void* Allocate(std::size_t bytes) = 0;
   virtual void Free(void* ptr) = 0;
 
@@ -38,7 +41,10 @@ class ComputeBackend {
   // Fused round step on `len` elements: tmp = y_prev - e_back; if obs: obs = tmp;
   // if x: x = e_now + tmp. A null y_prev / e_back / e_now reads as zero.
   // Aliasing: obs may be the same pointer as y_prev (the engine stores each observation in place
-  // of the received vector, which keeps the workspace at L + 2 rows plus segment-sized send slots); elementwise only.
+  // of the received vector, which keeps the workspace at L + 2 rows plus segment-sized send
+  // slots), and x may be the same pointer as e_now or y_prev when obs is null (the ring's
+  // in-place add, x = x + y); elementwise only. With every input null, x is zeroed; with only
+  // y_prev, it is a copy.
   virtual void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
                     void* x, void* obs, std::size_t len) = 0;
 
@@ -46,6 +52,9 @@ class ComputeBackend {
   // col in [col0, col0 + cols).
   virtual void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
                       std::size_t col0, std::size_t cols, int kc, double scale) = 0;
+
+  // x[i] = scale * x[i] for i < len (the ring's average).
+  virtual void Scale(DType dtype, void* x, std::size_t len, double scale) = 0;
 
   // Blocks until all work issued so far is complete (no-op on the CPU).
   virtual void Synchronize() {}

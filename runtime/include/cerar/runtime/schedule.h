@@ -77,8 +77,9 @@ struct WorkspaceLayout {
 };
 // Rows only (m = 0, no send slots): the row schedule, independent of the vector length.
 WorkspaceLayout MakeWorkspaceLayout(int N, int c);
-// The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments).
+// The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments),
+// with min(max_slots, segments) send slots; max_slots >= 1 (InvalidArgument otherwise).
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
-                                    const std::vector<Segment>& segments);
+                                    const std::vector<Segment>& segments, int max_slots);
 
 }  // namespace cerar

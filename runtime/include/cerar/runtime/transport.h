@@ -9,8 +9,12 @@
 namespace cerar {
 
 enum class DType { kFloat32, kFloat64, kBFloat16, kFloat16 };
+// The one vocabulary of element types: names "f32", "f64", "bf16", "f16" (ToString and ParseDType
+// are inverses) and sizes in bytes. Both throw InvalidArgument for a value outside the enum;
+// ParseDType names the text and the accepted names.
 std::size_t SizeOf(DType dtype);
-std::string ToString(DType dtype);  // "f32", "f64", "bf16", "f16"
+std::string ToString(DType dtype);
+DType ParseDType(const std::string& name);
 
 // Where buffers live: host memory, or device memory on the caller's stream.
 enum class MemorySpace { kHost, kDevice };
