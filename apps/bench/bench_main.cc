@@ -47,8 +47,9 @@ struct Options {
   std::string sizes = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype = "f32", netdev;
   std::string algorithms = "cerar,ring,mpi_allreduce,mpi_allreduce_ring";
   int reps = 5;
-  std::size_t segment = AllReduceOptions{}.segment_bytes;
-  int slots = AllReduceOptions{}.send_slots;
+  // Lists: CERAR runs once per (design, segment, slots); the ring uses the first of each.
+  std::string segment = std::to_string(AllReduceOptions{}.segment_bytes);
+  std::string slots = std::to_string(AllReduceOptions{}.send_slots);
   double timeout = 60, rate_mbit = 0;
 };
 
@@ -57,7 +58,27 @@ struct Algorithm {
   std::string name;
   std::string design_name;
   const Design* design = nullptr;
+  AllReduceOptions options;
 };
+
+std::vector<int> ParseInts(const std::string& list, const char* option) {
+  std::vector<int> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    std::size_t pos = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos != item.size() || item.empty() || v < 1)
+      throw InvalidArgument(std::string(option) + " '" + item + "': expected a whole number >= 1");
+    out.push_back(v);
+  }
+  if (out.empty()) throw InvalidArgument(std::string(option) + ": empty list");
+  return out;
+}
 
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
@@ -173,13 +194,24 @@ class Bench {
     std::stringstream ss(o_.algorithms);
     for (std::string a; std::getline(ss, a, ',');) {
       if (a == "cerar") {
+        const std::vector<std::size_t> segs = ParseSizes(o_.segment);
+        const std::vector<int> slots = ParseInts(o_.slots, "--slots");
         for (std::size_t d = 0; d < designs_.size(); ++d)
-          out.push_back({a, Stem(o_.designs[d]), &designs_[d]});
+          for (std::size_t seg : segs)
+            for (int k : slots) {
+              AllReduceOptions ao = opt_;
+              ao.segment_bytes = seg;
+              ao.send_slots = k;
+              std::string name = Stem(o_.designs[d]);
+              if (segs.size() > 1) name += "/seg" + FormatSize(seg);
+              if (slots.size() > 1) name += "/K" + std::to_string(k);
+              out.push_back({a, name, &designs_[d], ao});
+            }
       } else if (a == "ring" || a == "mpi_allreduce") {
-        out.push_back({a, "", nullptr});
+        out.push_back({a, "", nullptr, opt_});
       } else if (a == "mpi_allreduce_ring") {
         if (mpi_ring_ == MPI_COMM_NULL) mpi_ring_ = coll_.ForcedAllreduceComm(4, a);
-        out.push_back({a, "", nullptr});
+        out.push_back({a, "", nullptr, opt_});
       } else {
         throw InvalidArgument("--algorithms: '" + a + "' is not cerar, ring, mpi_allreduce or "
                               "mpi_allreduce_ring");
@@ -203,7 +235,7 @@ class Bench {
     std::optional<std::uint64_t> expected;
     if (a.name == "cerar") {
       be = CreateCpuBackend();
-      coded = std::make_unique<CodedAllReduce>(*a.design, tr_, *be, count, opt_);
+      coded = std::make_unique<CodedAllReduce>(*a.design, tr_, *be, count, a.options);
       run = [&] { coded->Run(buf.data()); };
       expected = coded->expected_bytes_per_run();
     } else if (a.name == "ring") {
@@ -354,9 +386,10 @@ int Main(int argc, char** argv) {
   app.add_option("--csv", o.csv, "write the results as CSV");
   app.add_option("--dtype", o.dtype, "f32 | f64")->capture_default_str();
   app.add_option("--reps", o.reps, "timed runs per size (median)")->capture_default_str();
-  app.add_option("--segment", o.segment, "pipelining segment, bytes")->capture_default_str();
-  app.add_option("--slots", o.slots, "send slots (in-flight segments) of CERAR")
-      ->capture_default_str();
+  app.add_option("--segment", o.segment, "largest pipelining segment, bytes (a list: one CERAR "
+                 "row each)")->capture_default_str();
+  app.add_option("--slots", o.slots, "send slots (in-flight segments; a list: one CERAR row "
+                 "each)")->capture_default_str();
   app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
       ->capture_default_str();
   app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
@@ -378,8 +411,8 @@ int Main(int argc, char** argv) {
   opt.dtype = ParseDType(o.dtype);
   if (opt.dtype != DType::kFloat32 && opt.dtype != DType::kFloat64)
     throw InvalidArgument("--dtype " + o.dtype + ": cerar-bench runs f32 or f64");
-  opt.segment_bytes = o.segment;
-  opt.send_slots = o.slots;
+  opt.segment_bytes = ParseSizes(o.segment).front();
+  opt.send_slots = ParseInts(o.slots, "--slots").front();
   const std::vector<std::size_t> sizes = ParseSizes(o.sizes);
   std::vector<Design> designs;
   for (const auto& path : o.designs) {
@@ -394,8 +427,8 @@ int Main(int argc, char** argv) {
   mo.timeout_s = o.timeout;
   auto tr = CreateMpiTransport(MPI_COMM_WORLD, mo);
   if (rank == 0) {
-    std::printf("cerar-bench: N = %d, %s, segment %zu B, %d slots, median of %d interleaved "
-                "runs%s\n", coll.size(), o.dtype.c_str(), o.segment, o.slots, o.reps,
+    std::printf("cerar-bench: N = %d, %s, segment %s B, %s slots, median of %d interleaved "
+                "runs%s\n", coll.size(), o.dtype.c_str(), o.segment.c_str(), o.slots.c_str(), o.reps,
                 o.rate_mbit > 0 ? (", link " + std::to_string(int(o.rate_mbit)) + " Mbit/s").c_str()
                                 : "");
     std::printf("%-28s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",

@@ -8,7 +8,8 @@
 
 namespace cerar::detail {
 
-inline std::size_t SegmentColumns(const AllReduceOptions& o, std::size_t elem) {
+// The largest segment in elements; throws when segment_bytes is below one element.
+inline std::size_t MaxSegmentColumns(const AllReduceOptions& o, std::size_t elem) {
   if (o.segment_bytes < elem)
     throw InvalidArgument("all-reduce: segment size " + std::to_string(o.segment_bytes) +
                           " bytes is smaller than one element (" + std::to_string(elem) + ")");
@@ -27,13 +28,14 @@ inline void CheckBackend(const ComputeBackend& backend, const Transport& transpo
                           "spaces");
 }
 
-// Collective: ranks must agree on count, dtype, op and segment size (message sizes depend on
-// all of them), or every rank throws.
+// Collective: ranks must agree on count, dtype, op, segment size and send slots (message sizes
+// depend on all of them), or every rank throws.
 inline void CheckRunAgreement(Transport& t, std::size_t count, const AllReduceOptions& o) {
   t.CheckAgreement("element count", count);
   t.CheckAgreement("dtype", static_cast<std::uint64_t>(o.dtype));
   t.CheckAgreement("reduce op", static_cast<std::uint64_t>(o.op));
   t.CheckAgreement("segment bytes", o.segment_bytes);
+  t.CheckAgreement("send slots", static_cast<std::uint64_t>(o.send_slots));
 }
 
 }  // namespace cerar::detail

@@ -56,7 +56,20 @@ struct CodedAllReduce::Plan {
   std::vector<Segment> segments;
   WorkspaceLayout layout;
   std::vector<Transport::Handle> handles;  // ring of max(S, K) exchange handles
+  std::size_t block_cols = 0;  // columns of arithmetic between two Transport::Progress calls
 };
+
+namespace {
+// About 2^20 flops of encode between two Progress calls: ~0.1-0.3 ms on one core, far less than
+// a socket buffer's worth of link time, so the link never drains while the engine computes.
+// Device back ends work asynchronously: no split there (block = segment).
+constexpr std::size_t kProgressFlops = std::size_t{1} << 20;
+std::size_t ProgressBlockColumns(const Design& d, MemorySpace space, std::size_t seg_cols) {
+  if (space == MemorySpace::kDevice) return seg_cols;
+  const std::size_t per_col = 2 * std::size_t(d.L()) * std::size_t(d.c());  // encode flops
+  return std::min(seg_cols, std::max<std::size_t>(512, kProgressFlops / per_col));
+}
+}  // namespace
 
 CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, ComputeBackend& backend,
                                std::size_t count, AllReduceOptions options)
@@ -64,7 +77,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
       options_(options) {
   detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce");
   const std::size_t es = SizeOf(options.dtype);
-  const std::size_t cols = detail::SegmentColumns(options, es);
+  detail::MaxSegmentColumns(options, es);
   if (options.send_slots < 1)
     throw InvalidArgument("coded all-reduce: send_slots = " + std::to_string(options.send_slots) +
                           ", expected >= 1");
@@ -77,6 +90,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
                           " ranks (rank " + std::to_string(transport.rank()) + ")");
   const int c = design.c();
   m_ = (count + c - 1) / c;
+  const std::size_t cols = SegmentColumns(m_, es, options.segment_bytes, options.send_slots);
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
   plan_ = std::make_unique<Plan>();
   plan_->segments = PlanSegments(count, c, cols);
@@ -84,6 +98,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
       MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots);
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
+  plan_->block_cols = ProgressBlockColumns(design, backend.memory_space(), cols);
   workspace_bytes_ = plan_->layout.bytes();
   if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
 }
@@ -122,13 +137,26 @@ void CodedAllReduce::Run(void* buffer) {
     waited = exchange + 1;
   };
 
+  // The arithmetic of a segment runs in blocks of block_cols columns with a Progress call after
+  // each, so that bytes of earlier exchanges keep moving while this one is computed.
+  const std::size_t B = plan_->block_cols;
+  auto blocks = [&](const Segment& sg, auto&& f) {
+    for (std::size_t b = 0; b < sg.cols; b += B) {
+      f(sg.col0 + b, std::min(B, sg.cols - b));
+      transport_.Progress();
+    }
+  };
+  auto off = [&](const char* p, std::size_t b) { return p ? p + b * es : nullptr; };
+
   for (int t = 0; t <= L; ++t) {
     const RoundActions a = RoundSchedule(N, c, t);
     for (std::size_t s = 0; s < S; ++s) {
       const Segment& sg = segs[s];
       const std::size_t i = std::size_t(t) * S + s;  // exchange index of this step
       if (t == 0)
-        backend_.Encode(dt, buffer, m_, sg.col0, sg.cols, sg.kc, row(ws.enc_row(0)), m_);
+        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, row(ws.enc_row(0)), m_);
+        });
       char* y = nullptr;
       if (a.recv_read >= 0) {
         wait_for(i - S);  // y(t-1)[s]
@@ -142,11 +170,17 @@ void CodedAllReduce::Run(void* buffer) {
       const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
       const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
       char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
-      backend_.Step(dt, e_now, y, e_back, x, obs, sg.cols);
+      blocks(sg, [&](std::size_t col0, std::size_t cols) {
+        const std::size_t b = col0 - sg.col0;
+        backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), const_cast<char*>(off(x, b)),
+                      const_cast<char*>(off(obs, b)), cols);
+      });
       if (a.send)
         handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
       else  // t == L: all c observations of this segment are in rows 0 … c-1
-        backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, sg.col0, sg.cols, sg.kc, scale);
+        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+          backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, col0, cols, sg.kc, scale);
+        });
     }
   }
   backend_.Synchronize();

@@ -17,6 +17,7 @@
 #include "agreement.h"
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
+#include "cerar/runtime/schedule.h"
 
 namespace cerar {
 
@@ -38,7 +39,10 @@ RingAllReduce::RingAllReduce(Transport& transport, std::unique_ptr<ComputeBacken
 
 void RingAllReduce::Init() {
   detail::CheckBackend(backend_, transport_, options_.dtype, "ring all-reduce");
-  detail::SegmentColumns(options_, SizeOf(options_.dtype));
+  detail::MaxSegmentColumns(options_, SizeOf(options_.dtype));
+  if (options_.send_slots < 1)
+    throw InvalidArgument("ring all-reduce: send_slots = " + std::to_string(options_.send_slots) +
+                          ", expected >= 1");
   detail::CheckRunAgreement(transport_, count_, options_);
   const std::size_t N = transport_.size();
   // [one chunk of scratch for reduce-scatter][N elements for the remainder pass]
@@ -61,7 +65,10 @@ void RingAllReduce::Pass(char* data, std::size_t chunk, char* tmp) {
   Transport& tr = transport_;
   const DType dt = options_.dtype;
   const int N = tr.size(), r = tr.rank();
-  const std::size_t es = SizeOf(dt), seg_cols = detail::SegmentColumns(options_, es);
+  // Segments as the coded engine cuts a round (SegmentColumns): a small chunk is cut into up to
+  // send_slots segments, so the baseline pipelines as deeply as CERAR.
+  const std::size_t es = SizeOf(dt);
+  const std::size_t seg_cols = SegmentColumns(chunk, es, options_.segment_bytes, options_.send_slots);
   auto mod = [N](int v) { return ((v % N) + N) % N; };
   auto chunk_ptr = [&](int k) { return data + std::size_t(mod(k)) * chunk * es; };
   const int steps = 2 * (N - 1);

@@ -80,6 +80,20 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
   return w;
 }
 
+std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t segment_bytes,
+                           int slots) {
+  if (elem_bytes == 0 || segment_bytes < elem_bytes)
+    throw InvalidArgument("segments: segment size " + std::to_string(segment_bytes) +
+                          " bytes is smaller than one element (" + std::to_string(elem_bytes) +
+                          ")");
+  if (slots < 1)
+    throw InvalidArgument("segments: " + std::to_string(slots) + " send slots, expected >= 1");
+  const std::size_t max_cols = segment_bytes / elem_bytes;
+  const std::size_t per_slot = (m + std::size_t(slots) - 1) / std::size_t(slots);
+  const std::size_t floor_cols = std::max<std::size_t>(1, kMinSegmentBytes / elem_bytes);
+  return std::max<std::size_t>(1, std::min(max_cols, std::max(floor_cols, per_slot)));
+}
+
 std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols) {
   if (c < 1) throw InvalidArgument("segments: c = " + std::to_string(c) + ", expected c >= 1");
   if (max_cols == 0) throw InvalidArgument("segments: segment size 0, expected >= 1 column");

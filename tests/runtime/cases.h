@@ -19,16 +19,18 @@ struct RankOutcome {
   std::size_t workspace = 0, expected_workspace = 0;
 };
 
-// Coded workspace: L + 2 = c + N rows of m = ceil(count / c) elements, plus min(kSendSlots, S)
-// send slots of the largest segment, S = number of segments (PlanSegments) of
-// segment_bytes / elem_bytes columns. At most (c + N) m elem_bytes + kSendSlots segment_bytes.
+// Coded workspace: L + 2 = c + N rows of m = ceil(count / c) elements, plus min(send_slots, S)
+// send slots of the largest segment, S = number of segments (PlanSegments) of SegmentColumns
+// columns. At most (c + N) m elem_bytes + send_slots segment_bytes.
 inline std::size_t CodedWorkspaceBytes(int N, int c, std::size_t count, std::size_t elem_bytes,
-                                       std::size_t segment_bytes) {
+                                       std::size_t segment_bytes,
+                                       int send_slots = kDefaultSendSlots) {
   const std::size_t m = (count + c - 1) / c;
-  const auto segs = PlanSegments(count, c, segment_bytes / elem_bytes);
+  const auto segs =
+      PlanSegments(count, c, SegmentColumns(m, elem_bytes, segment_bytes, send_slots));
   std::size_t max_cols = 0;
   for (const Segment& s : segs) max_cols = std::max(max_cols, s.cols);
-  const std::size_t slots = std::min<std::size_t>(kSendSlots, segs.size());
+  const std::size_t slots = std::min<std::size_t>(send_slots, segs.size());
   return std::size_t(c + N) * m * elem_bytes + slots * max_cols * elem_bytes;
 }
 
@@ -39,7 +41,8 @@ inline double CodedTolerance(const Design& d, double u) { return 2.0 * (d.L() + 
 // Coded all-reduce vs g_j + sum_{i != j} D_j W_ij g_i (PROTOCOL.md §4), bytes vs L ceil(n/c) sizeof(T).
 template <typename T>
 RankOutcome CodedCase(Transport& tr, const Design& d, std::size_t count, std::uint64_t seed,
-                      std::size_t segment_bytes, ReduceOp op = ReduceOp::kSum) {
+                      std::size_t segment_bytes, ReduceOp op = ReduceOp::kSum,
+                      int send_slots = kDefaultSendSlots) {
   const int N = d.N(), j = tr.rank();
   const auto g = Inputs<T>(N, count, seed);
   std::vector<T> buf = g[j];
@@ -48,6 +51,7 @@ RankOutcome CodedCase(Transport& tr, const Design& d, std::size_t count, std::ui
   o.dtype = std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64;
   o.op = op;
   o.segment_bytes = segment_bytes;
+  o.send_slots = send_slots;
   CodedAllReduce ar(d, tr, *backend, count, o);
   tr.ResetCounters();
   ar.Run(buf.data());
@@ -55,7 +59,8 @@ RankOutcome CodedCase(Transport& tr, const Design& d, std::size_t count, std::ui
   r.bytes = tr.bytes_sent();
   r.expected_bytes = std::uint64_t(d.L()) * ((count + d.c() - 1) / d.c()) * sizeof(T);
   r.workspace = ar.workspace_bytes();
-  r.expected_workspace = CodedWorkspaceBytes(N, d.c(), count, sizeof(T), segment_bytes);
+  r.expected_workspace =
+      CodedWorkspaceBytes(N, d.c(), count, sizeof(T), segment_bytes, send_slots);
   auto ref = Reference(d, g, j, &r.scale);
   if (op == ReduceOp::kAverage) {
     for (auto& v : ref) v /= N;

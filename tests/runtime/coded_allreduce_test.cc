@@ -1,8 +1,10 @@
 // The coded all-reduce on N threads (in-process transport): every rank's output equals
 // g_j + sum_{i != j} D_j W_ij g_i to rounding (random encoders, least-squares decoders), exact
 // designs give the exact sum, bytes sent are L ceil(n/c) sizeof(T) exactly, the workspace is
-// (L + 2) m elements plus at most kSendSlots segments, no send slot is rewritten while its
-// exchange is in flight, and the measured error reproduces err_rms for c > N.
+// (L + 2) m elements plus at most send_slots segments, no send slot is rewritten while its
+// exchange is in flight, at most send_slots exchanges are in flight, the transport is given
+// Progress calls between blocks of arithmetic, and the measured error reproduces err_rms for
+// c > N.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -22,11 +24,13 @@ struct Case {
   std::size_t count;
   bool f32;
   std::size_t segment_bytes;
+  int slots = kDefaultSendSlots;
 };
 
 std::string Label(const Case& p) {
   return "N" + std::to_string(p.N) + "_c" + std::to_string(p.c) + "_n" + std::to_string(p.count) +
-         (p.f32 ? "_f32" : "_f64") + "_seg" + std::to_string(p.segment_bytes);
+         (p.f32 ? "_f32" : "_f64") + "_seg" + std::to_string(p.segment_bytes) + "_K" +
+         std::to_string(p.slots);
 }
 std::string Name(const ::testing::TestParamInfo<Case>& info) { return Label(info.param); }
 void PrintTo(const Case& p, std::ostream* os) { *os << Label(p); }
@@ -41,12 +45,13 @@ std::vector<Case> Cases() {
     if (c > 2 && c - 1 != 7) counts.push_back({std::size_t(c - 1), 1 << 20});  // fewer than c
     for (auto [n, seg] : counts)
       for (bool f32 : {false, true}) out.push_back({N, c, n, f32, seg});
-    // Tiny segments (one or two columns): hundreds to thousands of exchanges in flight through
-    // the kSendSlots send slots.
+    // Tiny segments (one or two columns): hundreds to thousands of exchanges through the send
+    // slots; windows of 1 (no pipelining), 2, the default and 17 slots.
     for (std::size_t n : std::set<std::size_t>{0, 1, 7, std::size_t(c - 1), 1003, 20011}) {
       out.push_back({N, c, n, true, 4});
       out.push_back({N, c, n, true, 8});
       out.push_back({N, c, n, false, 8});
+      for (int k : {1, 2, 17}) out.push_back({N, c, n, true, 4, k});
     }
   }
   return out;
@@ -56,12 +61,12 @@ class CodedAllReduceTest : public ::testing::TestWithParam<Case> {};
 
 template <typename T>
 std::vector<RankOutcome> RunAll(const Design& d, std::size_t count, std::size_t seg,
-                                ReduceOp op = ReduceOp::kSum) {
+                                ReduceOp op = ReduceOp::kSum, int slots = kDefaultSendSlots) {
   std::vector<RankOutcome> out(d.N());
   InProcessOptions o;
   o.timeout_s = 60;
   auto errors = RunInProcess(d.N(), [&](Transport& tr) {
-    out[tr.rank()] = test::CodedCase<T>(tr, d, count, 11, seg, op);
+    out[tr.rank()] = test::CodedCase<T>(tr, d, count, 11, seg, op, slots);
   }, o);
   for (auto& e : errors)
     if (e) ADD_FAILURE() << ExceptionMessage(e);
@@ -71,8 +76,8 @@ std::vector<RankOutcome> RunAll(const Design& d, std::size_t count, std::size_t 
 TEST_P(CodedAllReduceTest, EveryRankMatchesTheWindowFormula) {
   const Case p = GetParam();
   const Design d = test::RandomDesign(p.N, p.c, 1000 + p.N * 64 + p.c);
-  const auto out = p.f32 ? RunAll<float>(d, p.count, p.segment_bytes)
-                         : RunAll<double>(d, p.count, p.segment_bytes);
+  const auto out = p.f32 ? RunAll<float>(d, p.count, p.segment_bytes, ReduceOp::kSum, p.slots)
+                         : RunAll<double>(d, p.count, p.segment_bytes, ReduceOp::kSum, p.slots);
   const std::size_t m = (p.count + p.c - 1) / p.c;
   const std::size_t es = p.f32 ? 4 : 8;
   for (int j = 0; j < p.N; ++j) {
@@ -81,10 +86,10 @@ TEST_P(CodedAllReduceTest, EveryRankMatchesTheWindowFormula) {
                                       << r.scale;
     EXPECT_EQ(r.bytes, r.expected_bytes) << "rank " << j;
     EXPECT_EQ(r.bytes, std::uint64_t(p.N + p.c - 2) * m * es);
-    // Workspace: (L + 2) m elements = (1 + N/c) d, plus min(kSendSlots, S) slots of the largest
-    // segment: at most kSendSlots segment_bytes over the bound.
+    // Workspace: (L + 2) m elements = (1 + N/c) d, plus min(send_slots, S) slots of the largest
+    // segment: at most send_slots · segment_bytes over (1 + N/c) d.
     EXPECT_EQ(r.workspace, r.expected_workspace);
-    EXPECT_LE(r.workspace, std::size_t(p.c + p.N) * m * es + kSendSlots * p.segment_bytes);
+    EXPECT_LE(r.workspace, std::size_t(p.c + p.N) * m * es + p.slots * p.segment_bytes);
   }
 }
 
@@ -92,8 +97,8 @@ INSTANTIATE_TEST_SUITE_P(Grid, CodedAllReduceTest, ::testing::ValuesIn(Cases()),
 
 // A Transport around another that checks how the engine uses it: no exchange's send or receive
 // buffer is reused (written by a Step or a receive) while that exchange may be in flight, no
-// handle is waited for once it is complete (no double waits), at most kSendSlots exchanges are in
-// flight, and every exchange is complete when Run returns.
+// handle is waited for once it is complete (no double waits), at most send_slots exchanges are in
+// flight, every exchange is complete when Run returns, and Progress is called.
 class CheckingTransport final : public Transport {
  public:
   explicit CheckingTransport(Transport& inner) : in_(inner) {}
@@ -118,6 +123,10 @@ class CheckingTransport final : public Transport {
     in_.Wait(inner_[h]);
     completed_ = std::max<std::size_t>(completed_, h + 1);
   }
+  void Progress() override {
+    ++progress_calls;
+    in_.Progress();
+  }
   void CheckAgreement(const std::string& what, std::uint64_t value) override {
     in_.CheckAgreement(what, value);
   }
@@ -127,7 +136,7 @@ class CheckingTransport final : public Transport {
   std::size_t started() const { return started_.size(); }
   std::size_t completed() const { return completed_; }
   int overlaps = 0, redundant_waits = 0;
-  std::size_t max_in_flight = 0;
+  std::size_t max_in_flight = 0, progress_calls = 0;
 
  private:
   struct Range {
@@ -144,7 +153,10 @@ class CheckingTransport final : public Transport {
   std::size_t completed_ = 0;
 };
 
-TEST(CodedAllReduce, SendSlotsAreReusedOnlyAfterTheirExchangeCompletes) {
+class SendSlotsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SendSlotsTest, AreReusedOnlyAfterTheirExchangeCompletes) {
+  const int slots = GetParam();
   for (auto [N, c] : {std::pair{2, 1}, std::pair{3, 5}, std::pair{4, 3}, std::pair{8, 16}})
     for (std::size_t count : {std::size_t(1), std::size_t(7), std::size_t(1003),
                               std::size_t(20011)})
@@ -153,34 +165,43 @@ TEST(CodedAllReduce, SendSlotsAreReusedOnlyAfterTheirExchangeCompletes) {
         const Design d = test::RandomDesign(N, c, 300 + N * 64 + c);
         std::vector<RankOutcome> out(N);
         std::vector<int> overlaps(N), redundant(N);
-        std::vector<std::size_t> in_flight(N), started(N), completed(N);
+        std::vector<std::size_t> in_flight(N), started(N), completed(N), progress(N);
         InProcessOptions o;
         o.timeout_s = 60;
         auto errors = RunInProcess(N, [&](Transport& tr) {
           CheckingTransport ck(tr);
           const int j = tr.rank();
-          out[j] = test::CodedCase<float>(ck, d, count, 5, seg);
+          out[j] = test::CodedCase<float>(ck, d, count, 5, seg, ReduceOp::kSum, slots);
           overlaps[j] = ck.overlaps;
           redundant[j] = ck.redundant_waits;
           in_flight[j] = ck.max_in_flight;
           started[j] = ck.started();
           completed[j] = ck.completed();
+          progress[j] = ck.progress_calls;
         }, o);
         const std::string what = "N " + std::to_string(N) + " c " + std::to_string(c) +
                                  " count " + std::to_string(count) + " seg " + std::to_string(seg);
         for (auto& e : errors) ASSERT_FALSE(e) << what << ": " << ExceptionMessage(e);
-        const auto segs = PlanSegments(count, c, seg / 4);
+        const std::size_t m = (count + c - 1) / c;
+        const auto segs = PlanSegments(count, c, SegmentColumns(m, 4, seg, slots));
+        const std::size_t S = segs.size();
         for (int j = 0; j < N; ++j) {
           EXPECT_EQ(overlaps[j], 0) << what << " rank " << j;
           EXPECT_EQ(redundant[j], 0) << what << " rank " << j;
-          EXPECT_LE(in_flight[j], std::size_t(kSendSlots)) << what << " rank " << j;
-          EXPECT_EQ(started[j], std::size_t(d.L()) * segs.size()) << what << " rank " << j;
+          EXPECT_LE(in_flight[j], std::size_t(slots)) << what << " rank " << j;
+          EXPECT_EQ(started[j], std::size_t(d.L()) * S) << what << " rank " << j;
           EXPECT_EQ(completed[j], started[j]) << what << " rank " << j;
+          // At least one Progress after the encode of each segment and after each of its L + 1
+          // steps (more when a segment spans several blocks).
+          EXPECT_GE(progress[j], std::size_t(d.L() + 2) * S) << what << " rank " << j;
           EXPECT_LE(out[j].err, out[j].tol * out[j].scale) << what << " rank " << j;
           EXPECT_EQ(out[j].workspace, out[j].expected_workspace) << what << " rank " << j;
         }
       }
 }
+
+INSTANTIATE_TEST_SUITE_P(Slots, SendSlotsTest, ::testing::Values(1, 2, 3, 8, 16),
+                         [](const auto& info) { return "K" + std::to_string(info.param); });
 
 // Exact designs: the real Fourier basis with c <= N (eps construction, r* = 0) gives the exact
 // sum to float rounding.

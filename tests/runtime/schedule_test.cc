@@ -126,18 +126,20 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
   for (std::size_t count : {std::size_t(1), std::size_t(c - 1 > 0 ? c - 1 : 1), std::size_t(7),
                             std::size_t(1003), std::size_t(20011)})
     for (std::size_t max_cols : {1, 2, 3, 5, 1 << 18})
-      for (std::size_t es : {4, 8}) {
+      for (std::size_t es : {4, 8})
+      for (int slots : {1, 2, 3, 8, 33}) {
         const std::size_t m = (count + c - 1) / c;
         const auto segs = PlanSegments(count, c, max_cols);
-        const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segs, kSendSlots);
+        const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segs, slots);
         const std::size_t S = segs.size();
         std::size_t max_seg = 0;
         for (const Segment& sg : segs) max_seg = std::max(max_seg, sg.cols);
-        const int K = static_cast<int>(std::min<std::size_t>(kSendSlots, S));
+        const int K = static_cast<int>(std::min<std::size_t>(slots, S));
         ASSERT_EQ(w.send_slots, K);
         ASSERT_EQ(w.slot_bytes, max_seg * es);
         EXPECT_EQ(w.bytes(), std::size_t(c + N) * m * es + K * max_seg * es);
-        EXPECT_LE(w.bytes(), std::size_t(c + N) * m * es + kSendSlots * max_cols * es);
+        // The documented bound: (1 + N/c) d elements plus send_slots segments.
+        EXPECT_LE(w.bytes(), std::size_t(c + N) * m * es + slots * max_cols * es);
         EXPECT_EQ(w.row_offset(w.rows()), std::size_t(c + N) * m * es);
         for (int k = 0; k < K; ++k) {
           EXPECT_GE(w.slot_offset(k), w.row_offset(w.rows()));  // after every row
@@ -161,8 +163,9 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
           last_user[k] = i;
         }
       }
-  EXPECT_THROW(MakeWorkspaceLayout(N, c, 0, 4, {}, kSendSlots).send_slot(0), InvalidArgument);
-  EXPECT_EQ(MakeWorkspaceLayout(N, c, 0, 4, {}, kSendSlots).bytes(), 0u);
+  EXPECT_THROW(MakeWorkspaceLayout(N, c, 0, 4, {}, 3).send_slot(0), InvalidArgument);
+  EXPECT_EQ(MakeWorkspaceLayout(N, c, 0, 4, {}, 3).bytes(), 0u);
+  EXPECT_THROW(MakeWorkspaceLayout(N, c, 10, 4, {{0, 10, 1}}, 0), InvalidArgument);
 }
 
 INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
@@ -183,7 +186,7 @@ TEST(Schedule, RejectsBadArguments) {
   EXPECT_THROW(RoundSchedule(4, 3, -1), InvalidArgument);
   EXPECT_THROW(RoundSchedule(4, 3, 6), InvalidArgument);  // L = 5
   EXPECT_THROW(MakeWorkspaceLayout(4, 3).recv_row(5), InvalidArgument);
-  EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}, kSendSlots), InvalidArgument);  // past column 5
+  EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}, 3), InvalidArgument);  // past column 5
 }
 
 TEST(Schedule, FirstAndLastRoundsByHand) {
@@ -231,6 +234,29 @@ TEST(Segments, CoverColumnsWithTheRightComponentCount) {
       }
   EXPECT_THROW(PlanSegments(10, 0, 4), InvalidArgument);
   EXPECT_THROW(PlanSegments(10, 2, 0), InvalidArgument);
+}
+
+// SegmentColumns by hand: the largest segment caps it, a round smaller than `slots` largest
+// segments is cut into `slots` pieces, never below kMinSegmentBytes unless segment_bytes is.
+TEST(Segments, WidthFollowsTheWindow) {
+  const std::size_t MiB = std::size_t{1} << 20, floor4 = kMinSegmentBytes / 4;
+  // A 64 MiB round of float32 (m = 16 Mi columns): 1 MiB segments.
+  EXPECT_EQ(SegmentColumns(16 * MiB, 4, MiB, 8), MiB / 4);
+  // A 2 MiB round (m = 512 Ki columns) with 8 slots: 8 segments of 256 KiB.
+  EXPECT_EQ(SegmentColumns(512 * 1024, 4, MiB, 8), 64u * 1024);
+  // ... with 3 slots: ceil(m / 3) columns, 3 segments.
+  EXPECT_EQ(SegmentColumns(512 * 1024, 4, MiB, 3), (512u * 1024 + 2) / 3);
+  EXPECT_EQ(PlanSegments(512 * 1024 * 8, 8, SegmentColumns(512 * 1024, 4, MiB, 3)).size(), 3u);
+  // A 128 KiB round with 8 slots: the 64 KiB floor, 2 segments.
+  EXPECT_EQ(SegmentColumns(32 * 1024, 4, MiB, 8), floor4);
+  // Rounds below the floor stay whole; segment_bytes below the floor wins (tests use 4 bytes).
+  EXPECT_EQ(SegmentColumns(1000, 4, MiB, 8), floor4);
+  EXPECT_EQ(PlanSegments(8000, 8, SegmentColumns(1000, 4, MiB, 8)).size(), 1u);
+  EXPECT_EQ(SegmentColumns(1000, 4, 4, 8), 1u);
+  EXPECT_EQ(SegmentColumns(1000, 8, 64, 1), 8u);
+  EXPECT_EQ(SegmentColumns(0, 4, MiB, 8), floor4);
+  EXPECT_THROW(SegmentColumns(100, 8, 4, 3), InvalidArgument);   // below one element
+  EXPECT_THROW(SegmentColumns(100, 4, MiB, 0), InvalidArgument);  // no slot
 }
 
 }  // namespace

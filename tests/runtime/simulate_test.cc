@@ -19,16 +19,18 @@ TEST(Simulate, ReportsBytesWorkspaceAndErrors) {
   const std::size_t m = (o.count + c - 1) / c;
   EXPECT_EQ(r.bytes_sent_per_rank, std::uint64_t(c + N - 2) * m * 4);
   EXPECT_EQ(r.ring_bytes_sent_per_rank, 2ull * (N - 1) * ((o.count + N - 1) / N) * 4);
-  // 1 MiB segments: the m = 1251 columns are cut only where the data components drop (at column
-  // 10001 mod 1251 = 1244), so two send slots of 1244 elements.
+  // 1 MiB segments: m = 1251 columns (5004 bytes per row, below the 64 KiB segment floor) are cut
+  // only where the data components drop (at column 10001 mod 1251 = 1244), so two send slots of
+  // 1244 elements.
   EXPECT_EQ(r.workspace_bytes, test::CodedWorkspaceBytes(N, c, o.count, 4, o.segment_bytes));
   EXPECT_EQ(r.workspace_bytes, std::size_t(c + N) * m * 4 + 2 * 1244 * 4);
-  // (1 + N/c) d elements plus at most kSendSlots segments.
-  EXPECT_LE(r.workspace_bytes, (1.0 + double(N) / c) * (c * m) * 4 + kSendSlots * o.segment_bytes);
+  // (1 + N/c) d elements plus at most kDefaultSendSlots segments.
+  EXPECT_LE(r.workspace_bytes,
+            (1.0 + double(N) / c) * (c * m) * 4 + kDefaultSendSlots * o.segment_bytes);
   SimulateOptions small = o;
-  small.segment_bytes = 64;  // 16 columns: 79 segments, kSendSlots slots of 16 elements
+  small.segment_bytes = 64;  // 16 columns: 79 segments, kDefaultSendSlots slots of 16 elements
   const SimulateResult rs = Simulate(d, small);
-  EXPECT_EQ(rs.workspace_bytes, std::size_t(c + N) * m * 4 + kSendSlots * 64);
+  EXPECT_EQ(rs.workspace_bytes, std::size_t(c + N) * m * 4 + kDefaultSendSlots * 64);
   EXPECT_EQ(rs.bytes_sent_per_rank, r.bytes_sent_per_rank);
   EXPECT_NEAR(rs.measured_err_rms, r.measured_err_rms, 1e-3 * r.measured_err_rms);
   EXPECT_EQ(r.err_per_rank.size(), std::size_t(N));

@@ -21,15 +21,19 @@ namespace cerar {
 
 enum class ReduceOp { kSum, kAverage };
 
+// The default in-flight window (AllReduceOptions::send_slots); docs/runtime.md derives it.
+inline constexpr int kDefaultSendSlots = 3;
+
 struct AllReduceOptions {
   DType dtype = DType::kFloat32;  // f32 or f64 (CPU); what the back end supports (coded)
   ReduceOp op = ReduceOp::kSum;
   // Pipelining: each m-element vector is cut into segments of this many bytes; a segment is
   // encoded, stepped and sent on its own so the link is busy while the next one is computed.
   std::size_t segment_bytes = std::size_t{1} << 20;
-  // In-flight window of the coded engine: segments whose exchange may be outstanding at once,
-  // each with its own send slot in the workspace (so it costs send_slots · segment_bytes).
-  int send_slots = 3;
+  // In-flight window: segments whose exchange may be outstanding at once. The coded engine gives
+  // each its own send slot in the workspace (send_slots · segment_bytes at most), and both
+  // engines cut a small round into up to send_slots segments (SegmentColumns in schedule.h).
+  int send_slots = kDefaultSendSlots;
 };
 
 class CodedAllReduce {

@@ -35,6 +35,17 @@ struct Segment {
 // straddling the column where the number of data components drops. Empty for count = 0.
 std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols);
 
+// The segment width (columns) of the engine for rows of m elements of elem_bytes:
+//   min(segment_bytes, max(kMinSegmentBytes, ceil(m / slots) elements)) / elem_bytes, >= 1.
+// A round's exchange of segment s waits for the previous round's segment s, so at most one round
+// (S segments) can be in flight whatever the slot count: a round smaller than `slots` segments
+// is therefore cut into `slots` segments, so the whole window is usable, but not below
+// kMinSegmentBytes (unless segment_bytes is smaller), where per-message costs (Open MPI's
+// rendezvous handshake above its 64 KiB eager limit, one more Wait) outweigh a deeper pipeline.
+inline constexpr std::size_t kMinSegmentBytes = std::size_t{64} << 10;
+std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t segment_bytes,
+                           int slots);
+
 // Workspace of one rank (derivation in coded_allreduce.cc): L + 2 rows of m elements, then the
 // send slots.
 //   rows 0, 1          : y(t) for t <= N-1; they become observations o(N-2), o(N-1)
@@ -47,14 +58,6 @@ std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols
 // workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
 // kSendSlots·segment_bytes bytes.
 //
-// kSendSlots = 3. A rank starts exchange i only after exchange i - send_slots has completed,
-// which needs both neighbours to have started it; so a rank runs at most send_slots - 1
-// exchanges ahead of its neighbours before it waits for them. 2 is plain double buffering (one
-// segment on the link while the next is stepped), and any further lag of a neighbour stalls the
-// rank; 3 absorbs one more segment of skew between neighbours for one more segment of memory.
-// With S <= kSendSlots segments there are S slots, each reused only after the y(t-1)[s] wait
-// that the step needs anyway: no extra waits (and about one row of slots, as a full send row had).
-inline constexpr int kSendSlots = 3;
 
 struct WorkspaceLayout {
   int N = 0, c = 0, L = 0;

@@ -34,6 +34,13 @@ class Transport {
   virtual Handle StartExchange(const void* send, void* recv, std::size_t bytes) = 0;
   virtual void Wait(Handle handle) = 0;
 
+  // Lets the transport move bytes of the exchanges in flight, without blocking. A transport whose
+  // bytes move only inside its own calls (MPI over TCP without a progress thread: Open MPI's
+  // default) idles the link while the caller computes; the engines call Progress between blocks
+  // of their arithmetic (a few hundred microseconds apart) so the link stays busy. Cheap; the
+  // default does nothing (transports that progress on their own).
+  virtual void Progress() {}
+
   // Collective check before a run: every rank passes its value for `what`; throws
   // TransportError on every rank, naming the rank and both values, when they differ.
   virtual void CheckAgreement(const std::string& what, std::uint64_t value) = 0;
