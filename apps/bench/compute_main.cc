@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     const auto segs = cerar::PlanSegments(c * m, c, segment / sizeof(float));
     const double t_enc = Best(reps, [&] {
       for (const auto& s : segs)
-        be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, enc.data(), m);
+        be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, {0, L}, enc.data(),
+                   m);
     });
     const double t_dec = Best(reps, [&] {
       for (const auto& s : segs)

@@ -146,16 +146,17 @@ void CodedAllReduce::Run(void* buffer) {
       transport_.Progress();
     }
   };
-  auto off = [&](const char* p, std::size_t b) { return p ? p + b * es : nullptr; };
+  auto off = [&](auto* p, std::size_t b) { return p ? p + b * es : nullptr; };
 
   for (int t = 0; t <= L; ++t) {
     const RoundActions a = RoundSchedule(N, c, t);
+    const RowRange later_rows = EncodeRowsAfterSend(N, c, t);
     for (std::size_t s = 0; s < S; ++s) {
       const Segment& sg = segs[s];
       const std::size_t i = std::size_t(t) * S + s;  // exchange index of this step
-      if (t == 0)
+      if (t == 0)  // e(0) only: the first send waits for one row of the encoder, not L
         blocks(sg, [&](std::size_t col0, std::size_t cols) {
-          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, row(ws.enc_row(0)), m_);
+          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, {0, 1}, row(ws.enc_row(0)), m_);
         });
       char* y = nullptr;
       if (a.recv_read >= 0) {
@@ -172,12 +173,16 @@ void CodedAllReduce::Run(void* buffer) {
       char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
       blocks(sg, [&](std::size_t col0, std::size_t cols) {
         const std::size_t b = col0 - sg.col0;
-        backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), const_cast<char*>(off(x, b)),
-                      const_cast<char*>(off(obs, b)), cols);
+        backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), off(x, b), off(obs, b), cols);
       });
       if (a.send)
         handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
-      else  // t == L: all c observations of this segment are in rows 0 … c-1
+      // With the message on its way: this step's share of the encoder rows.
+      if (later_rows.count > 0)
+        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, later_rows, row(ws.enc_row(0)), m_);
+        });
+      if (t == L)  // all c observations of this segment are in rows 0 … c-1
         blocks(sg, [&](std::size_t col0, std::size_t cols) {
           backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, col0, cols, sg.kc, scale);
         });

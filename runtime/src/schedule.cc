@@ -35,6 +35,17 @@ RoundActions RoundSchedule(int N, int c, int t) {
   return a;
 }
 
+RowRange EncodeRowsAfterSend(int N, int c, int t) {
+  const int L = NumRounds(N, c);
+  if (t < 0 || t > L)
+    throw InvalidArgument("schedule: round t = " + std::to_string(t) + " outside [0, L = " +
+                          std::to_string(L) + "]");
+  if (t > N - 2) return {};
+  const int q = (L - 1 + N - 2) / (N - 1);  // ceil((L-1)/(N-1)); 0 when L = 1
+  const int first = 1 + t * q, last = std::min(L, 1 + (t + 1) * q);
+  return last > first ? RowRange{first, last - first} : RowRange{};
+}
+
 int WorkspaceLayout::recv_row(int t) const {
   if (t < 0 || t >= L)
     throw InvalidArgument("workspace: y(" + std::to_string(t) + ") outside rounds [0, " +

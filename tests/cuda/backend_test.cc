@@ -122,7 +122,7 @@ TEST_P(CudaBackendTest, EncodeEqualsHostProduct) {
   const double sentinel = 1024.0;  // exact in every type; never a result here (|E g| <= c)
   enc_dev.Upload(std::vector<double>(std::size_t(L) * ld, sentinel));
   for (const auto& s : Segments(n, m, c, std::max<std::size_t>(1, m / 3 + 1)))
-    backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, enc_dev.get(), ld);
+    backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, {0, L}, enc_dev.get(), ld);
   const auto enc = enc_dev.Download();
   const double u = test::StoreRoundoff(t), ua = test::AccumRoundoff(t);
   for (int r = 0; r < L; ++r) {
@@ -180,16 +180,35 @@ TEST_P(CudaBackendTest, DecodeEqualsHostProduct) {
   }
 }
 
-TEST_P(CudaBackendTest, EncodeWithNoComponentsWritesZeros) {
+// Row ranges, as the engine uses them: the encoder one block of rows at a time writes exactly
+// those rows and equals the whole product to rounding.
+TEST_P(CudaBackendTest, EncodeRowRangesMatchTheWholeProduct) {
   const auto [N, c, n, t] = GetParam();
   const int L = c + N - 2;
   const std::size_t m = (n + std::size_t(c) - 1) / std::size_t(c);
-  std::mt19937_64 rng(3);
+  std::mt19937_64 rng(11 * N + c + n);
   backend_->SetMatrices(RandomMatrix(L, c, rng), RandomMatrix(c, c, rng));
-  DeviceArray enc_dev(t, std::size_t(L) * m);
-  enc_dev.Upload(std::vector<double>(std::size_t(L) * m, 5.0));
-  backend_->Encode(t, nullptr, m, 0, m, 0, enc_dev.get(), m);
-  for (double v : enc_dev.Download()) ASSERT_EQ(v, 0.0);
+  const auto g = Random(n, t, rng);
+  DeviceArray g_dev(t, n), whole(t, std::size_t(L) * m), parts(t, std::size_t(L) * m);
+  g_dev.Upload(g);
+  const double sentinel = 1024.0;
+  parts.Upload(std::vector<double>(std::size_t(L) * m, sentinel));
+  const auto segs = Segments(n, m, c, m);
+  for (const auto& s : segs) {
+    backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, {0, L}, whole.get(), m);
+    backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, {0, 1}, parts.get(), m);
+  }
+  auto first = parts.Download();
+  for (std::size_t i = m; i < first.size(); ++i) ASSERT_EQ(first[i], sentinel) << "row > 0 written";
+  for (const auto& s : segs)
+    for (int r0 = 1; r0 < L; r0 += 2)
+      backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, {r0, std::min(2, L - r0)},
+                       parts.get(), m);
+  const auto p = parts.Download(), w = whole.Download();
+  const double ua = test::AccumRoundoff(t), us = test::StoreRoundoff(t);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    ASSERT_NEAR(p[i], w[i], 2.0 * (us + c * ua) * (1.0 + std::abs(w[i]) + c)) << "element " << i;
+
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaBackendTest, testing::ValuesIn(Cases()), CaseName);
@@ -305,7 +324,7 @@ TEST(CudaBackend, RejectsBadMatricesAndCallsBeforeSetMatrices) {
   auto backend = CreateCudaBackend(nullptr);
   EXPECT_EQ(backend->memory_space(), MemorySpace::kDevice);
   test::DeviceArray buf(DType::kFloat32, 16);
-  EXPECT_THROW(backend->Encode(DType::kFloat32, buf.get(), 4, 0, 4, 2, buf.get(), 4), InvalidArgument);
+  EXPECT_THROW(backend->Encode(DType::kFloat32, buf.get(), 4, 0, 4, 2, {0, 1}, buf.get(), 4), InvalidArgument);
   EXPECT_THROW(backend->SetMatrices(MatrixXd::Ones(1, 2), MatrixXd::Ones(2, 2)), InvalidArgument);
   backend->SetMatrices(MatrixXd::Ones(2, 2), MatrixXd::Identity(2, 2));
   EXPECT_THROW(backend->Decode(DType::kFloat32, buf.get(), 4, buf.get(), 4, 0, 5, 2, 1.0),

@@ -38,19 +38,24 @@ TYPED_TEST(BackendTest, EncodeAndDecodeMatchLoops) {
   std::vector<T> g(c * m), enc(L * ld, T(-7)), obs(c * ld);
   for (auto& v : g) v = T(u(rng));
   for (auto& v : obs) v = T(u(rng));
+  // Row ranges of the encoder: all rows, the first row only, a middle block, the last row.
+  const std::vector<RowRange> enc_rows = {{0, L}, {0, 1}, {2, 3}, {L - 1, 1}};
   for (int kc : {c, c - 1, 1}) {
-    std::fill(enc.begin(), enc.end(), T(-7));
-    be->Encode(DT<T>(), g.data(), m, col0, cols, kc, enc.data(), ld);
-    for (int t = 0; t < L; ++t)
-      for (std::size_t col = 0; col < ld; ++col) {
-        if (col < col0 || col >= col0 + cols) {
-          EXPECT_EQ(enc[t * ld + col], T(-7)) << "wrote outside the column range";
-          continue;
+    for (RowRange rows : enc_rows) {
+      std::fill(enc.begin(), enc.end(), T(-7));
+      be->Encode(DT<T>(), g.data(), m, col0, cols, kc, rows, enc.data(), ld);
+      for (int t = 0; t < L; ++t)
+        for (std::size_t col = 0; col < ld; ++col) {
+          if (t < rows.first || t >= rows.first + rows.count || col < col0 ||
+              col >= col0 + cols) {
+            EXPECT_EQ(enc[t * ld + col], T(-7)) << "wrote outside the rows or columns";
+            continue;
+          }
+          double ref = 0;
+          for (int k = 0; k < kc; ++k) ref += E(t, k) * double(g[k * m + col]);
+          EXPECT_NEAR(enc[t * ld + col], ref, Tol<T>()) << "t " << t << " col " << col;
         }
-        double ref = 0;
-        for (int k = 0; k < kc; ++k) ref += E(t, k) * double(g[k * m + col]);
-        EXPECT_NEAR(enc[t * ld + col], ref, Tol<T>()) << "t " << t << " col " << col;
-      }
+    }
     std::vector<T> out = g;
     be->Decode(DT<T>(), obs.data(), ld, out.data(), m, col0, cols, kc, 0.5);
     for (int k = 0; k < c; ++k)
@@ -65,6 +70,17 @@ TYPED_TEST(BackendTest, EncodeAndDecodeMatchLoops) {
         EXPECT_NEAR(out[idx], 0.5 * ref, Tol<T>());
       }
   }
+}
+
+TYPED_TEST(BackendTest, ScaleAndSupports) {
+  using T = TypeParam;
+  std::vector<T> x = {1, -2, 3, 4};
+  auto be = CreateCpuBackend();
+  be->Scale(DT<T>(), x.data(), 3, 0.5);
+  EXPECT_EQ(x, (std::vector<T>{0.5, -1, 1.5, 4}));
+  EXPECT_TRUE(be->Supports(DT<T>()));
+  EXPECT_FALSE(be->Supports(DType::kBFloat16));
+  EXPECT_FALSE(be->Supports(DType::kFloat16));
 }
 
 TYPED_TEST(BackendTest, StepIsFusedAndAllowsTheObservationInPlace) {
@@ -103,7 +119,9 @@ TEST(Backend, RejectsUnsupportedDTypesAndShapes) {
   be->SetMatrices(MatrixXd::Zero(5, 3), MatrixXd::Zero(3, 3));
   float buf[8] = {};
   EXPECT_THROW(be->Step(DType::kBFloat16, buf, buf, buf, buf, buf, 2), InvalidArgument);
-  EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 4, buf, 1), InvalidArgument);  // kc > c
+  EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 4, {0, 5}, buf, 1), InvalidArgument);  // kc > c
+  EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 3, {3, 3}, buf, 1), InvalidArgument);  // rows > L
+  EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 3, {-1, 1}, buf, 1), InvalidArgument);
   EXPECT_EQ(be->memory_space(), MemorySpace::kHost);
 }
 

@@ -168,6 +168,38 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
   EXPECT_THROW(MakeWorkspaceLayout(N, c, 10, 4, {{0, 10, 1}}, 0), InvalidArgument);
 }
 
+// The encoder plan: row 0 before step 0's send, every other row exactly once after some step's
+// send, each before the step that reads it (e(t) at step t), and all of them before step N-1,
+// the first that adds an observation into the caller's buffer (which the encoder reads).
+TEST_P(ScheduleTest, EncoderRowsAreReadyBeforeUseAndBeforeTheFirstDecode) {
+  const auto [N, c] = GetParam();
+  const int L = NumRounds(N, c);
+  std::vector<int> done_at(L, -1);
+  done_at[0] = -1;  // before step 0's Step (and send)
+  std::vector<int> times(L, 0);
+  times[0] = 1;
+  for (int t = 0; t <= L; ++t) {
+    const RowRange r = EncodeRowsAfterSend(N, c, t);
+    ASSERT_GE(r.count, 0);
+    if (r.count == 0) continue;
+    EXPECT_LE(t, N - 2) << "rows encoded at step " << t << ", after the decoder started";
+    ASSERT_GE(r.first, 1);
+    ASSERT_LE(r.first + r.count, L);
+    for (int row = r.first; row < r.first + r.count; ++row) {
+      ++times[row];
+      done_at[row] = t;
+    }
+  }
+  for (int row = 0; row < L; ++row) {
+    EXPECT_EQ(times[row], 1) << "row " << row;
+    // Read first by step `row` (e_now), after the encode of step done_at[row] completed.
+    EXPECT_LT(done_at[row], row) << "e(" << row << ") is not ready for step " << row;
+    const RoundActions a = RoundSchedule(N, c, row);
+    EXPECT_EQ(a.e_now, row);
+  }
+  EXPECT_THROW(EncodeRowsAfterSend(N, c, L + 1), InvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
                          ::testing::Values(std::make_tuple(2, 1), std::make_tuple(2, 2),
                                            std::make_tuple(2, 5), std::make_tuple(3, 1),
@@ -187,6 +219,20 @@ TEST(Schedule, RejectsBadArguments) {
   EXPECT_THROW(RoundSchedule(4, 3, 6), InvalidArgument);  // L = 5
   EXPECT_THROW(MakeWorkspaceLayout(4, 3).recv_row(5), InvalidArgument);
   EXPECT_THROW(MakeWorkspaceLayout(4, 3, 5, 4, {{3, 3, 1}}, 3), InvalidArgument);  // past column 5
+}
+
+TEST(Schedule, EncoderPlanByHand) {
+  // N = 4, c = 8: L = 10, rows 1 … 9 over steps 0, 1, 2 in blocks of q = 3.
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0).first, 1);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0).count, 3);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 2).first, 7);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 2).count, 3);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 3).count, 0);
+  // N = 2: every row but e(0) right after the first send.
+  EXPECT_EQ(EncodeRowsAfterSend(2, 5, 0).first, 1);
+  EXPECT_EQ(EncodeRowsAfterSend(2, 5, 0).count, 4);
+  // N = 2, c = 1: L = 1, nothing after the send.
+  EXPECT_EQ(EncodeRowsAfterSend(2, 1, 0).count, 0);
 }
 
 TEST(Schedule, FirstAndLastRoundsByHand) {

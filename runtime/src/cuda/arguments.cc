@@ -13,16 +13,6 @@ std::string S(std::size_t v) { return std::to_string(v); }
 
 }  // namespace
 
-const char* DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return "f32";
-    case DType::kFloat64: return "f64";
-    case DType::kBFloat16: return "bf16";
-    case DType::kFloat16: return "f16";
-  }
-  return "unknown";
-}
-
 static void CheckDType(const char* call, DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -68,8 +58,8 @@ void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0
   const std::string who = std::string("CUDA back end ") + call + ": ";
   CheckDType(call, dtype);
   if (c < 1) throw InvalidArgument(who + "called before SetMatrices");
-  if (kc < 0 || kc > c)
-    throw InvalidArgument(who + "kc = " + std::to_string(kc) + ", expected 0 <= kc <= c = " +
+  if (kc < 1 || kc > c)
+    throw InvalidArgument(who + "kc = " + std::to_string(kc) + ", expected 1 <= kc <= c = " +
                           std::to_string(c));
   if (col0 > m || cols > m - col0)
     throw InvalidArgument(who + "columns [" + S(col0) + ", " + S(col0) + " + " + S(cols) +
@@ -79,14 +69,21 @@ void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0
                           S(col0 + cols));
 }
 
+static void CheckRows(const char* call, int first, int count, int n, const char* of) {
+  if (first < 0 || count < 0 || first > n - count)
+    throw InvalidArgument(std::string("CUDA back end ") + call + ": rows [" +
+                          std::to_string(first) + ", " + std::to_string(first + count) +
+                          ") outside the " + std::to_string(n) + " " + of);
+}
+
 void CheckEncode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
-                 int kc, int c, const void* enc, std::size_t ld) {
+                 int kc, int c, int first, int count, int L, const void* enc, std::size_t ld) {
   CheckSegment("Encode", dtype, m, col0, cols, kc, c, ld);
-  if (cols > 0 && enc == nullptr)
+  CheckRows("Encode", first, count, L, "rows of E");
+  if (cols > 0 && count > 0 && enc == nullptr)
     throw InvalidArgument("CUDA back end Encode: enc is null with cols = " + S(cols));
-  if (cols > 0 && kc > 0 && g == nullptr)
-    throw InvalidArgument("CUDA back end Encode: g is null with cols = " + S(cols) +
-                          " and kc = " + std::to_string(kc));
+  if (cols > 0 && count > 0 && g == nullptr)
+    throw InvalidArgument("CUDA back end Encode: g is null with cols = " + S(cols));
 }
 
 void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, std::size_t m,
@@ -95,7 +92,7 @@ void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, st
   if (!std::isfinite(scale))
     throw InvalidArgument("CUDA back end Decode: scale = " + std::to_string(scale) +
                           " is not finite");
-  if (cols > 0 && kc > 0 && (g == nullptr || obs == nullptr))
+  if (cols > 0 && (g == nullptr || obs == nullptr))
     throw InvalidArgument(std::string("CUDA back end Decode: ") + (g ? "obs" : "g") +
                           " is null with cols = " + S(cols) + " and kc = " + std::to_string(kc));
 }

@@ -8,18 +8,18 @@
 
 namespace cerar::cuda {
 
-const char* DTypeName(DType dtype);
-
 // E is L x c with L >= c >= 1 (L = c + N - 2, N >= 2); D is c x c; all entries finite.
 void CheckMatrices(const MatrixXd& encoder, const MatrixXd& decoder);
 
 // Shared rules of Encode/Decode for a column range [col0, col0 + cols) of rows of m elements
-// with row stride ld, and kc of c components present. `c` < 1 means SetMatrices was not called.
+// with row stride ld, and kc of c components present (1 <= kc <= c: the engine never asks for a
+// range without data). `c` < 1 means SetMatrices was not called.
 void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0,
                   std::size_t cols, int kc, int c, std::size_t ld);
 
+// Encode: rows [first, first + count) of E (L rows).
 void CheckEncode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
-                 int kc, int c, const void* enc, std::size_t ld);
+                 int kc, int c, int first, int count, int L, const void* enc, std::size_t ld);
 
 void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, std::size_t m,
                  std::size_t col0, std::size_t cols, int kc, int c, double scale);

@@ -126,20 +126,18 @@ class CudaBackend final : public ComputeBackend {
   }
 
   void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
-              int kc, void* enc, std::size_t ld) override {
-    cuda::CheckEncode(dtype, g, m, col0, cols, kc, c_, enc, ld);
-    if (cols == 0) return;
+              int kc, RowRange rows, void* enc, std::size_t ld) override {
+    cuda::CheckEncode(dtype, g, m, col0, cols, kc, c_, rows.first, rows.count, L_, enc, ld);
+    if (cols == 0 || rows.count == 0) return;
     DeviceGuard guard(device_);
     const std::size_t es = ElementSize(dtype);
-    char* out = static_cast<char*>(enc) + col0 * es;
-    if (kc == 0) {  // all components are padding here: encoded rows are zero
-      CERAR_CUDA_CHECK(cudaMemset2DAsync(out, ld * es, 0, cols * es, L_, stream_));
-      return;
-    }
-    // Row-major enc (L x cols, stride ld) = E (L x kc, stride c) * G (kc x cols, stride m);
-    // column-major that is enc^T = G^T * E^T.
+    char* out = static_cast<char*>(enc) + (std::size_t(rows.first) * ld + col0) * es;
+    // Row-major enc rows (rows x cols, stride ld) = E[rows, :kc] (stride c) * G (kc x cols,
+    // stride m); column-major that is enc^T = G^T * E^T.
     const char* in = static_cast<const char*>(g) + col0 * es;
-    Gemm(dtype, cols, L_, kc, 1.0, in, m, enc_[Index(dtype)].get(), c_, 0.0, out, ld);
+    const char* e = static_cast<const char*>(enc_[Index(dtype)].get()) +
+                    std::size_t(rows.first) * std::size_t(c_) * es;
+    Gemm(dtype, cols, rows.count, kc, 1.0, in, m, e, c_, 0.0, out, ld);
   }
 
   void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
@@ -153,7 +151,7 @@ class CudaBackend final : public ComputeBackend {
   void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
               std::size_t col0, std::size_t cols, int kc, double scale) override {
     cuda::CheckDecode(dtype, obs, ld, g, m, col0, cols, kc, c_, scale);
-    if (cols == 0 || kc == 0) return;
+    if (cols == 0) return;
     DeviceGuard guard(device_);
     const std::size_t es = ElementSize(dtype);
     // Row-major g (kc x cols, stride m) = scale * (g + D[:kc, :] (stride c) * obs (c x cols,

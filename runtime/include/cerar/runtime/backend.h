@@ -7,8 +7,8 @@
 // [k m, (k+1) m) with m = ceil(n / c); the tail of the last component(s) is implicit zero
 // padding and is never read or written. Encoded vectors and observations are rows of m
 // elements. Every call works on a column range [col0, col0 + cols) of those rows so the engine
-// can pipeline segments; `kc` is how many components have data in that range (c, or fewer in
-// the padded tail).
+// can pipeline segments; `kc` (1 … c) is how many components have data in that range (c, or
+// fewer in the padded tail).
 #include <cstddef>
 #include <memory>
 
@@ -16,6 +16,11 @@
 #include "cerar/runtime/transport.h"
 
 namespace cerar {
+
+// Rows [first, first + count) of the encoder.
+struct RowRange {
+  int first = 0, count = 0;
+};
 
 class ComputeBackend {
  public:
@@ -33,10 +38,11 @@ class ComputeBackend {
   // compute precision once, before any run.
   virtual void SetMatrices(const MatrixXd& encoder, const MatrixXd& decoder) = 0;
 
-  // enc[t * ld + col] = sum_{k < kc} E[t, k] * g[k * m + col] for t in [0, L),
-  // col in [col0, col0 + cols).
+  // enc[t * ld + col] = sum_{k < kc} E[t, k] * g[k * m + col] for t in `rows` (within [0, L)),
+  // col in [col0, col0 + cols). The engine encodes row 0 just before the first send and the
+  // other rows while earlier messages are on the link.
   virtual void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0,
-                      std::size_t cols, int kc, void* enc, std::size_t ld) = 0;
+                      std::size_t cols, int kc, RowRange rows, void* enc, std::size_t ld) = 0;
 
   // Fused round step on `len` elements: tmp = y_prev - e_back; if obs: obs = tmp;
   // if x: x = e_now + tmp. A null y_prev / e_back / e_now reads as zero.

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "cerar/runtime/backend.h"  // RowRange
+
 namespace cerar {
 
 // What rank j does in step t, for t = 0 … L (L + 1 steps: step L only finishes the last
@@ -24,6 +26,14 @@ struct RoundActions {
 
 int NumRounds(int N, int c);                   // L = c + N - 2 (rounds with a send)
 RoundActions RoundSchedule(int N, int c, int t);  // t in [0, L]; InvalidArgument otherwise
+
+// When the encoder rows are computed, so that the encode overlaps the link instead of delaying
+// the first send. Row e(0) is computed in step 0 before its send; rows 1 … L-1 in steps
+// 0 … N-2, each after that step's send: step t computes rows [1 + t q, 1 + (t+1) q) ∩ [1, L)
+// with q = ceil((L-1) / (N-1)). Row e(t') is then ready before step t' reads it (it is computed
+// in step floor((t'-1)/q) < t'), and every row is computed before step N-1, where the decoder
+// starts to add observations into the caller's buffer, which the encoder reads.
+RowRange EncodeRowsAfterSend(int N, int c, int t);  // t in [0, L]; empty for t > N-2
 
 // A column range [col0, col0 + cols) of the m-element rows in which exactly kc components hold
 // data (the rest is implicit zero padding, PROTOCOL.md §1).

@@ -167,7 +167,7 @@ int Run(const Options& o) {
       cerar::MatrixXd E = cerar::MatrixXd::Constant(L, c, 0.5), D = cerar::MatrixXd::Identity(c, c);
       backend->SetMatrices(E, D);
       void* enc = backend->Allocate(std::size_t(L) * m * es);
-      const double enc_s = Time(stream, o.reps, [&] { backend->Encode(t, a, m, 0, m, c, enc, m); });
+      const double enc_s = Time(stream, o.reps, [&] { backend->Encode(t, a, m, 0, m, c, {0, L}, enc, m); });
       report("encode", t, c, double((std::size_t(c) * m + std::size_t(L) * m) * es), enc_s, copy_gbps);
       // Decode reads the first c rows of enc as the observations.
       const double dec_s = Time(stream, o.reps, [&] { backend->Decode(t, enc, m, a, m, 0, m, c, 1.0); });
