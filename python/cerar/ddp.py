@@ -86,12 +86,21 @@ class CerarHookState:
         self.exact_elements = 0       # elements all-reduced exactly, all steps
 
     def __getstate__(self):
-        # Like PowerSGDState: the communicator is not serialisable.
-        return {k: v for k, v in self.__dict__.items() if k != "comm"}
+        # Like PowerSGDState (for checkpoints): the communicator is not serialisable and is left
+        # out (set state.comm after loading); the design travels as its file text.
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("comm", "design", "last_error")}
+        state["design_json"] = self.design._native.to_json() if self.design else None
+        return state
 
     def __setstate__(self, state):
+        from . import _cerar
+        state = dict(state)
+        text = state.pop("design_json")
         self.__dict__.update(state)
+        self.design = Design(_cerar._parse_design(text, "checkpointed hook state")) if text else None
         self.comm = None
+        self.last_error = None
 
     def _coded_now(self):
         return self.design is not None and self.iter >= self.warmup_steps

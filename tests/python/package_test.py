@@ -174,6 +174,21 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual(comms[0].cache_info(), [])
         self.assertEqual(comms[0].cache_bytes(), 0)
 
+    def test_hook_state_survives_a_checkpoint_without_its_communicator(self):
+        import pickle
+        import cerar.ddp
+        ring = ThreadRing(4)
+        comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 4, 4096),
+                            "test")
+        state = cerar.ddp.CerarHookState(comm, c=8, warmup_steps=3, layout="flat")
+        state.iter = 17
+        copy = pickle.loads(pickle.dumps(state))
+        self.assertIsNone(copy.comm)
+        self.assertEqual(copy.design.fingerprint, cerar.pick_design(4, 8).fingerprint)
+        self.assertEqual((copy.iter, copy.warmup_steps, copy.layout), (17, 3, "flat"))
+        with self.assertRaisesRegex(ValueError, "N = 3 ranks"):
+            cerar.ddp.CerarHookState(comm, cerar.pick_design(3, 6))
+
     def test_invalid_buffers_raise_before_any_communication(self):
         ring = ThreadRing(2)
         comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 2, 4096),
