@@ -20,11 +20,11 @@ from ._cerar import (  # noqa: F401  (the exception classes are part of the API)
     TransportError,
 )
 from .designs import Design, catalogue, load_design, make_design, pick_design  # noqa: F401
-from .comm import Communicator, mpi_communicator, torch_communicator  # noqa: F401
+from .comm import Communicator, mpi_communicator, mpi_world, torch_communicator  # noqa: F401
 
 __all__ = [
     "Design", "catalogue", "load_design", "make_design", "pick_design",
-    "Communicator", "mpi_communicator", "torch_communicator",
+    "Communicator", "mpi_communicator", "mpi_world", "torch_communicator",
     "Error", "InvalidArgument", "DesignError", "IoError", "NumericalError", "TransportError",
     "DeviceError",
 ]

@@ -57,7 +57,7 @@ class CerarHookState:
     """
 
     def __init__(self, comm, design=None, *, c=None, warmup_steps=10, exact_1d=True,
-                 min_coded_numel=0, layout="tensor", preserve_zeros=True):
+                 min_coded_numel=0, layout="tensor", preserve_zeros=True, scale_rows=False):
         if not isinstance(comm, Communicator):
             raise TypeError("comm: expected a cerar.Communicator, got %r" % (comm,))
         if c is not None:
@@ -80,6 +80,7 @@ class CerarHookState:
         self.min_coded_numel = int(min_coded_numel)
         self.layout = layout
         self.preserve_zeros = bool(preserve_zeros)
+        self.scale_rows = bool(scale_rows)
         self.iter = 0                 # completed steps (counted at each step's last bucket)
         self.last_error = None        # the exception of the latest failed bucket
         self.coded_elements = 0       # elements all-reduced by the coded path, all steps
@@ -137,6 +138,28 @@ def _allreduce_tensor_layout(comm, design, tensors):
     for t, w in zip(tensors, widths):
         t.view(-1).copy_(staging[:, col:col + w].reshape(-1)[:t.numel()])
         col += w
+
+
+def _rows(tensor):
+    """The tensor as a matrix of rows: its first dimension (a 1-D tensor is one row)."""
+    return tensor.view(tensor.shape[0] if tensor.dim() >= 2 else 1, -1)
+
+
+def _row_scales(comm, tensors):
+    """Per tensor, a column of its rows' scales - the RMS of the row's elements over all ranks -
+    identical on every rank: one exact all-reduce of every row's sum of squares (float32). A
+    row that is zero on every rank gets scale 1."""
+    rows = [_rows(t) for t in tensors]
+    sums = torch.cat([r.double().pow(2).sum(dim=1) for r in rows]).float()
+    comm.allreduce(sums, None, average=False)
+    scales, offset = [], 0
+    for r in rows:
+        part = sums[offset:offset + r.shape[0]].double()
+        offset += r.shape[0]
+        scale = (part / (comm.size * r.shape[1])).sqrt()
+        scale[scale == 0] = 1.0
+        scales.append(scale.to(r.dtype).unsqueeze(1))
+    return scales
 
 
 def _pack_digits(counts, base, per_word):
@@ -214,10 +237,17 @@ def allreduce_bucket(state, buffer, gradients):
         state.exact_elements += sum(g.numel() for g in exact)
     if coded:
         support = _nonzero_support(comm, coded) if state.preserve_zeros else [None] * len(coded)
+        scales = _row_scales(comm, coded) if state.scale_rows else None
+        if scales:
+            for g, scale in zip(coded, scales):
+                _rows(g).div_(scale)
         if state.layout == "tensor":
             _allreduce_tensor_layout(comm, state.design, coded)
         else:
             _allreduce_packed(comm, state.design, coded)
+        if scales:
+            for g, scale in zip(coded, scales):
+                _rows(g).mul_(scale)
         for g, mask in zip(coded, support):
             if mask is not None:
                 g.masked_fill_(~mask, 0)

@@ -13,6 +13,7 @@ Methods: "exact", "cerar" (the whole bucket through CERAR, DDP's layout, no cont
     1d          1-D tensors (biases, norms) all-reduced exactly
     layout      each tensor spread over the c components (one tensor per column)
     zeros       coordinates that are 0 on every rank come back exactly 0
+    rows        each row scaled by its RMS over ranks (agreed exactly) before the coded path
     resync<K>   parameters and optimiser state re-synchronised exactly every K steps
     probe<K>@<t> drift probe every K steps, re-synchronise when its peak drift estimate > t
     warmup<K>   exact all-reduce for the first K steps
@@ -33,7 +34,7 @@ import cerar.ddp  # noqa: E402
 import cerar.drift  # noqa: E402
 from tasks import TASKS  # noqa: E402
 
-CONTROL = "cerar+1d+layout+zeros+warmup10+probe10@0.001"
+CONTROL = "cerar+1d+layout+zeros+warmup10+probe10@0.005"
 
 COLUMNS = ["task", "optimizer", "method", "c", "seed", "step", "val_loss", "seconds",
            "bytes_sent", "max_replica_diff", "max_replica_diff_rel", "probe_peak", "resyncs",
@@ -48,7 +49,7 @@ def parse_method(method):
     parts = method.split("+")
     spec = {"design": parts[0] == "cerar", "exact_1d": False, "layout": "flat",
             "resync_every": None, "probe_every": None, "threshold": None, "warmup": 0,
-            "zeros": False}
+            "zeros": False, "rows": False}
     if parts[0] not in ("exact", "cerar") or (parts[0] == "exact" and len(parts) > 1):
         raise ValueError("method %r: expected exact, cerar[+option...] or control" % method)
     for opt in parts[1:]:
@@ -58,6 +59,8 @@ def parse_method(method):
             spec["layout"] = "tensor"
         elif opt == "zeros":
             spec["zeros"] = True
+        elif opt == "rows":
+            spec["rows"] = True
         elif opt.startswith("resync"):
             spec["resync_every"] = int(opt[6:])
         elif opt.startswith("probe"):
@@ -106,7 +109,7 @@ def run(task, method, c, seed, steps, eval_every, comm, rows, report_drift=False
                                            resync_above=spec["threshold"])
     state = cerar.ddp.CerarHookState(comm, design, warmup_steps=spec["warmup"],
                                      exact_1d=spec["exact_1d"], layout=spec["layout"],
-                                     preserve_zeros=spec["zeros"])
+                                     preserve_zeros=spec["zeros"], scale_rows=spec["rows"])
     ddp.register_comm_hook(state, cerar.ddp.cerar_hook)
     batches = task.batches(seed, comm.rank)
     comm.reset_counters()
