@@ -97,11 +97,14 @@ class DesignTest(unittest.TestCase):
         self.assertTrue(cerar.load_design(os.path.join(MATRICES, "eps_N4_c4.json")).exact)
 
     def test_pick_design_takes_the_smallest_predicted_error(self):
+        import glob
         for n, c in [(4, 8), (4, 12), (8, 16), (3, 3)]:
             d = cerar.pick_design(n, c, "float32")
             self.assertEqual((d.N, d.c), (n, c))
-            best = min(e["predicted_error"]["float32"] for e in cerar.catalogue()
-                       if e["N"] == n and e["c"] == c)
+            best = float("inf")
+            for path in glob.glob(os.path.join(MATRICES, "*_N%d_c%d.json" % (n, c))):
+                with open(path) as f:
+                    best = min(best, json.load(f)["figures"]["predicted_error"]["float32"])
             self.assertEqual(d.predicted_error("float32"), best)
 
     def test_pick_design_without_a_match_names_what_exists(self):
