@@ -2,6 +2,7 @@
 // and compare the measured error with the design's prediction; bytes, workspace and time too.
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"

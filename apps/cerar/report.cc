@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
 
 namespace cerar::cli {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "cerar/format/design.h"
+#include "cerar/format/design_parts.h"
 
 namespace cerar::test_common {
 

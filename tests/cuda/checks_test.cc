@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "cerar/runtime/cuda/device.h"
 
 namespace cerar::cuda {

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 
 namespace cerar::test {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "cerar/runtime/cuda/device.h"
 #include "cerar/runtime/transport.h"
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "cerar/format/design.h"
+#include "cerar/format/design_parts.h"
 #include "cerar/runtime/transport.h"
 
 namespace cerar::test {

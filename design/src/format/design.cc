@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
 #include "checks.h"
 #include "sha256.h"
@@ -194,6 +195,16 @@ Design Design::Create(DesignParts parts, const std::string& source) {
   }
   return Design(std::make_shared<const DesignParts>(std::move(parts)));
 }
+
+int Design::N() const { return parts_->N; }
+int Design::c() const { return parts_->c; }
+const std::vector<MatrixXd>& Design::encoders() const { return parts_->encoders; }
+const std::vector<MatrixXd>& Design::decoders() const { return parts_->decoders; }
+const Provenance& Design::provenance() const { return parts_->provenance; }
+const std::optional<Figures>& Design::figures() const { return parts_->figures; }
+const std::optional<Figures>& Design::exact_figures() const { return parts_->exact_figures; }
+const std::vector<std::string>& Design::notes() const { return parts_->notes; }
+const DesignParts& Design::parts() const { return *parts_; }
 
 const MatrixXd& Design::encoder(int rank) const {
   if (rank < 0 || rank >= N()) {

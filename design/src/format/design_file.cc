@@ -11,6 +11,7 @@
 #include <set>
 
 #include "canonical.h"
+#include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
 #include "checks.h"
 

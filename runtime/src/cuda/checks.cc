@@ -1,5 +1,5 @@
-// Formatting and throwing for the CERAR_*_CHECK macros (cerar/runtime/cuda/checks.h).
-#include "cerar/runtime/cuda/checks.h"
+// Formatting and throwing for the CERAR_*_CHECK macros (checks.h).
+#include "checks.h"
 
 #include <cstdio>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "arguments.h"
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "device_buffer.h"
 #include "kernels.h"
 

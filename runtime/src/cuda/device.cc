@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 
 namespace cerar::cuda {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 
 namespace cerar::cuda {
 

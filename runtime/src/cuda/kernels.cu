@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "kernels.h"
 
 namespace cerar::cuda {

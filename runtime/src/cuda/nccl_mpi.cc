@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "nccl_transport_impl.h"
 
 namespace cerar {

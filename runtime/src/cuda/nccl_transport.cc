@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "device_buffer.h"
 #include "nccl_transport_impl.h"
 

@@ -3,11 +3,13 @@
 // (§4), analysis in float64 and high precision (§5), the finite-precision error model and
 // precision-aware tuning (§8). Implementation details (templated on the scalar type, with
 // Boost.Multiprecision inside Eigen) live in design/src/design/ and never leak into this header,
-// so users of this API do not compile Boost.Multiprecision.
+// so users of this API do not compile Boost.Multiprecision. It builds designs, so it includes
+// design_parts.h (Provenance, DesignParts; nlohmann/json).
 #include <string>
 #include <vector>
 
 #include "cerar/format/design.h"
+#include "cerar/format/design_parts.h"
 
 namespace cerar::design {
 

@@ -5,11 +5,14 @@
 // A Design is immutable and always valid: the only way to obtain one is Design::Create (or
 // loading a file), which checks every rule of the contract and throws DesignError otherwise.
 // Copies are cheap (shared immutable state).
+//
+// This header is what every user of the runtime sees, so it depends on Eigen only. Provenance
+// (whose free-form parameters are JSON) and DesignParts, which are needed to build a design or
+// to read its provenance, live in cerar/format/design_parts.h (which includes nlohmann/json).
 #include <Eigen/Core>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,45 +43,28 @@ struct Figures {
   std::map<std::string, double> predicted_error;
 };
 
-// How a design was made: construction name ("eps", "vandermonde", "optimized", "random",
-// "custom"), its parameters (eps, kappa_max, seed, optimiser settings, start point, ...).
-struct Provenance {
-  std::string construction = "custom";
-  bool shift_invariant = false;
-  nlohmann::json parameters = nlohmann::json::object();
-};
-
-// Everything a Design holds, as a plain mutable aggregate for building one.
-struct DesignParts {
-  int N = 0;
-  int c = 0;
-  std::vector<MatrixXd> encoders;  // N matrices, each L x c
-  std::vector<MatrixXd> decoders;  // N matrices, each c x c
-  Provenance provenance;
-  std::optional<Figures> figures;        // of the matrices as stored
-  std::optional<Figures> exact_figures;  // of the exact (unrounded) construction, when they differ
-  std::vector<std::string> notes;        // e.g. "rounding to float64 moves err_op by 3e-5"
-};
+struct Provenance;   // cerar/format/design_parts.h
+struct DesignParts;  // cerar/format/design_parts.h
 
 class Design {
  public:
   // Validates every rule (N >= 2, c >= 1, N encoders of L = c + N - 2 rows and c columns, N
   // decoders c x c, all values finite, figures consistent in size) and returns an immutable
   // Design. `source` names the origin in messages ("design file foo.json", "eps construction").
-  static Design Create(DesignParts parts, const std::string& source = "design");
+  static Design Create(DesignParts parts, const std::string& source = "design");  // design_parts.h
 
-  int N() const { return parts_->N; }
-  int c() const { return parts_->c; }
-  int L() const { return parts_->c + parts_->N - 2; }
+  int N() const;
+  int c() const;
+  int L() const { return c() + N() - 2; }
   const MatrixXd& encoder(int rank) const;  // E_i, L x c
   const MatrixXd& decoder(int rank) const;  // D_i, c x c
-  const std::vector<MatrixXd>& encoders() const { return parts_->encoders; }
-  const std::vector<MatrixXd>& decoders() const { return parts_->decoders; }
-  const Provenance& provenance() const { return parts_->provenance; }
-  const std::optional<Figures>& figures() const { return parts_->figures; }
-  const std::optional<Figures>& exact_figures() const { return parts_->exact_figures; }
-  const std::vector<std::string>& notes() const { return parts_->notes; }
-  const DesignParts& parts() const { return *parts_; }
+  const std::vector<MatrixXd>& encoders() const;
+  const std::vector<MatrixXd>& decoders() const;
+  const Provenance& provenance() const;  // members: include cerar/format/design_parts.h
+  const std::optional<Figures>& figures() const;
+  const std::optional<Figures>& exact_figures() const;
+  const std::vector<std::string>& notes() const;
+  const DesignParts& parts() const;  // members: include cerar/format/design_parts.h
 
   // Rates of PROTOCOL.md §5 (pure functions of N and c).
   double traffic_rate() const { return double(L()) / c(); }        // L / c

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "cerar/runtime/cuda/checks.h"
+#include "checks.h"
 #include "cerar/runtime/cuda/cuda_backend.h"
 #include "cerar/runtime/cuda/device.h"
 

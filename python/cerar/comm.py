@@ -1,0 +1,149 @@
+"""Communicators: the transport CERAR runs on, and in-place all-reduce on CPU tensors.
+
+Two transports, one interface:
+- mpi_communicator(): the library's MPI transport on MPI_COMM_WORLD. Launch with
+  `mpirun -np N python3 train.py`. MPI is initialised here and finalised at exit.
+- torch_communicator(group): send/recv through torch.distributed (gloo) on the job's process
+  group, so `torchrun` launches work too (cerar.torch_transport).
+"""
+import atexit
+import sys
+
+from . import _cerar
+from .designs import Design
+
+_DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32",
+                "float64": "f64"}
+
+# Set when a transport failed or an exception is escaping to the top level: MPI_Finalize could
+# then wait for peers that are stuck or gone, so the process exits without it and mpirun ends
+# the job (its message names the process). A clean run finalises, and mpirun sees a clean exit.
+_failed = False
+
+
+def _buffer(array):
+    """(address, count, dtype) of a contiguous CPU float32/float64 torch tensor or numpy array;
+    anything else raises cerar.InvalidArgument before any communication."""
+    mod = type(array).__module__
+    if mod.startswith("torch"):
+        if array.device.type != "cpu":
+            raise _cerar.InvalidArgument(
+                "all-reduce: tensor on %s, expected a CPU tensor" % array.device)
+        if not array.is_contiguous():
+            raise _cerar.InvalidArgument("all-reduce: tensor is not contiguous")
+        name = _DTYPE_NAMES.get(str(array.dtype))
+        if name is None:
+            raise _cerar.InvalidArgument(
+                "all-reduce: tensor dtype %s, expected float32 or float64" % array.dtype)
+        return array.data_ptr(), array.numel(), name
+    if mod.startswith("numpy"):
+        if not array.flags["C_CONTIGUOUS"] or not array.flags["WRITEABLE"]:
+            raise _cerar.InvalidArgument("all-reduce: array is not contiguous and writable")
+        name = _DTYPE_NAMES.get(str(array.dtype))
+        if name is None:
+            raise _cerar.InvalidArgument(
+                "all-reduce: array dtype %s, expected float32 or float64" % array.dtype)
+        return array.ctypes.data, array.size, name
+    raise _cerar.InvalidArgument(
+        "all-reduce: %s, expected a torch tensor or numpy array" % type(array).__name__)
+
+
+class Communicator:
+    """One transport plus cached all-reduce objects (one per element count, evicted when a
+    training step did not use them: see end_step)."""
+
+    def __init__(self, native, kind):
+        self._native = native
+        self.kind = kind  # "mpi" | "torch"
+
+    rank = property(lambda self: self._native.rank)
+    size = property(lambda self: self._native.size)
+    bytes_sent = property(lambda self: self._native.bytes_sent,
+                          doc="bytes this rank has sent (all algorithms) since reset_counters")
+
+    def allreduce(self, array, design=None, average=False):
+        """In place: the coded all-reduce with `design` (a cerar.Design), or the exact ring
+        without one; `average` divides by N. The GIL is released while it runs. Collective:
+        every rank calls it with the same count, dtype and design."""
+        address, count, dtype = _buffer(array)
+        native_design = None
+        if design is not None:
+            if not isinstance(design, Design):
+                raise _cerar.InvalidArgument("design: %r, expected a cerar.Design" % (design,))
+            native_design = design._native
+        try:
+            self._native.allreduce(address, count, dtype, native_design, bool(average))
+        except _cerar.TransportError:
+            global _failed
+            _failed = True
+            raise
+        return array
+
+    def end_step(self):
+        """Evicts the all-reduce objects not used since the previous end_step (the DDP hook calls
+        it after each step's last bucket)."""
+        self._native.end_step()
+
+    def cache_info(self):
+        return self._native.cache_info()
+
+    def cache_bytes(self):
+        """Workspace bytes held by cached all-reduce objects."""
+        return self._native.cache_bytes()
+
+    def reset_counters(self):
+        self._native.reset_counters()
+
+    @property
+    def failure(self):
+        """The first transport failure ("" while usable); after one, every call raises."""
+        return self._native.failure
+
+
+def _finalize_mpi():
+    if _failed:
+        return
+    _cerar._mpi_finalize()
+
+
+def _excepthook(kind, value, tb):
+    global _failed
+    _failed = True
+    _previous_excepthook(kind, value, tb)
+
+
+_previous_excepthook = sys.excepthook
+_mpi_registered = False
+
+
+def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20):
+    """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
+    (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
+    the program is dying of an uncaught exception, when mpirun is left to end the job. A peer
+    silent for timeout_s raises cerar.TransportError instead of hanging."""
+    global _mpi_registered
+    if not _cerar._with_mpi:
+        raise _cerar.InvalidArgument("this cerar build has no MPI (CERAR_WITH_MPI=OFF)")
+    _cerar._mpi_init()
+    if not _mpi_registered:
+        _mpi_registered = True
+        sys.excepthook = _excepthook
+        atexit.register(_finalize_mpi)
+    return Communicator(_cerar._mpi_communicator(float(timeout_s), int(segment_bytes)), "mpi")
+
+
+def mpi_world():
+    """(rank, size) of MPI_COMM_WORLD, initialising MPI if needed; (None, None) without MPI."""
+    if not _cerar._with_mpi:
+        return None, None
+    return tuple(_cerar._mpi_init())
+
+
+def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20):
+    """CERAR over torch.distributed: send/recv to the ring neighbours on a new gloo group with
+    the same ranks as `group` (default: the world). torch.distributed must be initialised (as
+    torchrun or init_process_group do). Collective."""
+    from .torch_transport import TorchTransport
+    impl = TorchTransport(group, timeout_s)
+    native = _cerar._python_communicator(impl, impl.rank, impl.size, int(segment_bytes))
+    return Communicator(native, "torch")

@@ -1,0 +1,173 @@
+"""Designs: load a file, pick one from the catalogue for (N, c, dtype), or make one."""
+import glob
+import json
+import os
+import re
+
+from . import _cerar
+
+_DTYPES = {"float32": "float32", "f32": "float32", "float64": "float64", "f64": "float64"}
+
+
+class Design:
+    """A validated, immutable CERAR design (PROTOCOL.md): N ranks, c components, L = c + N - 2
+    rounds, the encoders and decoders, how it was made (provenance) and its figures."""
+
+    def __init__(self, native, path=None):
+        self._native = native
+        self.path = path
+
+    N = property(lambda self: self._native.N)
+    c = property(lambda self: self._native.c)
+    L = property(lambda self: self._native.L)
+    fingerprint = property(lambda self: self._native.fingerprint)
+    figures = property(lambda self: self._native.figures, doc="dict, or None when not recorded")
+    exact_figures = property(lambda self: self._native.exact_figures)
+    notes = property(lambda self: self._native.notes)
+
+    @property
+    def provenance(self):
+        """{"construction": ..., "shift_invariant": ..., "parameters": {...}}"""
+        return {
+            "construction": self._native.construction,
+            "shift_invariant": self._native.shift_invariant,
+            "parameters": json.loads(self._native.parameters_json),
+        }
+
+    @property
+    def exact(self):
+        """True when the decoded sum is exact up to rounding (c <= N designs)."""
+        f = self.figures
+        return f is not None and f["err_rms"] < 1e-12
+
+    def bytes_per_element(self, dtype="float32"):
+        """Bytes each rank sends per element all-reduced: L/c elements (ring: 2(N-1)/N)."""
+        return self._native.traffic_rate * (4 if _dtype(dtype) == "float32" else 8)
+
+    def traffic_ratio(self):
+        """Bytes sent per rank against the exact ring's: (L/c) / (2(N-1)/N)."""
+        return self._native.traffic_rate / self._native.ring_traffic_rate
+
+    def predicted_error(self, dtype="float32"):
+        """Predicted relative error of one all-reduce in that arithmetic (docs/error-model.md)."""
+        f = self.figures
+        key = _dtype(dtype)
+        if f is not None and key in f["predicted_error"]:
+            return f["predicted_error"][key]
+        if _cerar._with_toolkit:
+            return _cerar._predicted_error(self._native, key)
+        raise ValueError("design has no predicted %s error and this build has no toolkit" % key)
+
+    def encoder(self, rank):
+        return self._native.encoder(rank)
+
+    def decoder(self, rank):
+        return self._native.decoder(rank)
+
+    def save(self, path):
+        """Writes the design file atomically (never a partial file)."""
+        self._native.save(os.fspath(path))
+
+    def __repr__(self):
+        err = self.figures["err_rms"] if self.figures else float("nan")
+        where = " from %s" % self.path if self.path else ""
+        return "<cerar.Design %s N=%d c=%d L=%d err_rms=%.3g%s>" % (
+            self._native.construction, self.N, self.c, self.L, err, where)
+
+
+def _dtype(dtype):
+    name = str(dtype).replace("torch.", "")
+    if name not in _DTYPES:
+        raise ValueError("dtype %r, expected float32 or float64" % (dtype,))
+    return _DTYPES[name]
+
+
+def load_design(path):
+    """Loads and validates a design file; raises cerar.IoError / cerar.DesignError naming it."""
+    path = os.fspath(path)
+    return Design(_cerar._load_design(path), path)
+
+
+def _catalogue_dirs():
+    """Where pick_design looks: $CERAR_MATRICES, the installed share/cerar/matrices, the build
+    tree's source matrices/."""
+    dirs = []
+    if os.environ.get("CERAR_MATRICES"):
+        dirs.append(os.environ["CERAR_MATRICES"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    # <prefix>/lib/python3/dist-packages/cerar -> <prefix>/share/cerar/matrices
+    dirs.append(os.path.normpath(os.path.join(here, "..", "..", "..", "..", "share", "cerar",
+                                              "matrices")))
+    try:
+        from ._build_paths import MATRICES  # written into the build tree only
+        dirs.append(MATRICES)
+    except ImportError:
+        pass
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+_NAME = re.compile(r"^[A-Za-z0-9-]+_N(\d+)_c(\d+)\.json$")
+_summaries = {}  # path -> (mtime, summary): catalogue files are large (N = 32 ones: megabytes)
+
+
+def _summary(path):
+    mtime = os.path.getmtime(path)
+    cached = _summaries.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    with open(path) as f:
+        doc = json.load(f)
+    fig = doc.get("figures", {})
+    summary = {"path": path, "N": doc["N"], "c": doc["c"],
+               "construction": doc["provenance"]["construction"],
+               "err_rms": fig.get("err_rms"), "predicted_error": fig.get("predicted_error", {})}
+    _summaries[path] = (mtime, summary)
+    return summary
+
+
+def _catalogue_files(N=None, c=None):
+    """Catalogue files named <kind>_N<N>_c<c>.json (scripts/make-catalogue's names), first
+    folder first, optionally only those for (N, c)."""
+    out, seen = [], set()
+    for d in _catalogue_dirs():
+        for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+            name = os.path.basename(path)
+            match = _NAME.match(name)
+            if not match or name in seen:
+                continue
+            seen.add(name)
+            if N is None or (int(match.group(1)), int(match.group(2))) == (N, c):
+                out.append((int(match.group(1)), int(match.group(2)), path))
+    return out
+
+
+def catalogue():
+    """Every catalogue design file: a list of dicts (path, N, c, construction, err_rms,
+    predicted_error), read with the standard library (the files are plain JSON)."""
+    return [_summary(path) for _, _, path in _catalogue_files()]
+
+
+def pick_design(N, c, dtype="float32"):
+    """The catalogue design for (N, c) with the smallest predicted error in `dtype`, loaded and
+    validated. Raises cerar.InvalidArgument naming what the catalogue has when none fits."""
+    key = _dtype(dtype)
+    entries = [_summary(path) for _, _, path in _catalogue_files(int(N), int(c))]
+    if not entries:
+        have = sorted({(n, k) for n, k, _ in _catalogue_files()})
+        raise _cerar.InvalidArgument(
+            "no catalogue design for N = %d, c = %d (catalogue has (N, c) in %s; "
+            "cerar.make_design makes one)" % (N, c, have))
+    best = min(entries, key=lambda e: e["predicted_error"].get(key, float("inf")))
+    return load_design(best["path"])
+
+
+def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="auto"):
+    """Makes a design with the toolkit: the `construction` ("eps" or "vandermonde") with eps tuned
+    for `dtype` (or the given eps). Needs a build with the toolkit (CERAR_BUILD_DESIGN=ON)."""
+    if not _cerar._with_toolkit:
+        raise _cerar.InvalidArgument(
+            "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
+            "(pick_design or load_design work without it)")
+    native = _cerar._make_design(construction, int(N), int(c), -1.0 if eps is None else float(eps),
+                                 _dtype(dtype), precision)
+    return Design(native)

@@ -1,0 +1,224 @@
+"""Replica drift: measure it cheaply, bound it by re-synchronising.
+
+With an approximate all-reduce every rank decodes a slightly different sum, so the replicas'
+parameters drift apart. Adam makes it worse: its per-coordinate normalisation turns a tiny
+difference in a near-zero gradient into a full learning-rate step (docs/training.md measures it).
+
+Probe. `probe()` measures how far each rank's parameters are from the ranks' mean with a
+CountSketch: every coordinate of a tensor is hashed (the same hash on every rank) to one of K
+buckets with a random sign, and two exact all-reduces follow - of the sketches (giving the mean
+sketch), then of each rank's distance from it, in its own slot. Per tensor this gives
+  rms:  sqrt(||s_i - mean s||^2 / n), an unbiased estimate of the RMS of p_i - mean p (relative
+        spread about sqrt(2/K));
+  peak: max_k |s_ik - mean s_k|, which is the largest |p_ij - mean p_j| when the drift sits in a
+        few coordinates (each then dominates its bucket: the "heavy hitters" of a CountSketch) -
+        the case that matters, since drift concentrates where gradients are near zero; the other
+        coordinates of a bucket add their (small) drift with random signs.
+Tensors with at most K elements get one bucket per coordinate and are measured exactly. Both
+figures take the largest over ranks i. Cost: (T K + 2 N T) float64 through the exact ring for T
+tensors, against the model's P elements per step.
+
+Control. `resync()` replaces every rank's parameters - and the optimiser's per-parameter state
+(Adam's moments, SGD's momentum) - by their exact average over ranks. DriftControl calls it every
+`resync_every` steps and/or whenever the probe's peak (the estimated largest |p_i - mean p|)
+exceeds `resync_above`.
+
+`replica_diff()` is the diagnostic used by the tests and scripts/train: the exact largest
+difference between any two ranks' parameters, by torch.distributed all-reduce (MAX and MIN) on the
+job's process group. It costs two full all-reduces and is not part of the method.
+"""
+import torch
+
+_MAX_BUCKETS = 64
+
+
+class DriftEstimate:
+    """What one probe saw, per tensor (largest over ranks i): per_tensor, the RMS over the
+    tensor's coordinates of p_i - mean p; relative, that over the tensor's RMS value; peaks, the
+    estimated largest |p_i - mean p|. rms and peak: the same over the whole model."""
+
+    def __init__(self, names, per_tensor, relative, peaks, rms):
+        self.names = names
+        self.per_tensor = per_tensor
+        self.relative = relative
+        self.peaks = peaks
+        self.rms = rms
+
+    @property
+    def peak(self):
+        return max(self.peaks) if self.peaks else 0.0
+
+    @property
+    def worst_relative(self):
+        return max(self.relative) if self.relative else 0.0
+
+    @property
+    def worst_tensor(self):
+        if not self.relative:
+            return None
+        return self.names[max(range(len(self.relative)), key=self.relative.__getitem__)]
+
+    def __repr__(self):
+        return "<DriftEstimate rms=%.3g peak=%.3g, worst relative rms %.3g in %s>" % (
+            self.rms, self.peak, self.worst_relative, self.worst_tensor)
+
+
+def _named_parameters(module_or_params):
+    if hasattr(module_or_params, "named_parameters"):
+        return [(n, p) for n, p in module_or_params.named_parameters() if p.requires_grad]
+    return [("param%d" % k, p) for k, p in enumerate(module_or_params)]
+
+
+class DriftProbe:
+    """CountSketch drift probe over a fixed list of parameters (see the module docstring)."""
+
+    def __init__(self, comm, parameters, buckets=_MAX_BUCKETS, seed=0x5EED):
+        self.comm = comm
+        self.named = _named_parameters(parameters)
+        gen = torch.Generator().manual_seed(seed)
+        self._hash, self._sign, self._k = [], [], []
+        for _, p in self.named:
+            n = p.numel()
+            if n <= buckets:  # exact: one bucket per coordinate
+                h = torch.arange(n)
+                s = torch.ones(n, dtype=torch.float64)
+                k = n
+            else:
+                h = torch.randint(0, buckets, (n,), generator=gen)
+                s = torch.randint(0, 2, (n,), generator=gen).to(torch.float64) * 2 - 1
+                k = buckets
+            self._hash.append(h)
+            self._sign.append(s)
+            self._k.append(k)
+        self._offsets = [0]
+        for k in self._k:
+            self._offsets.append(self._offsets[-1] + k)
+
+    def probe(self):
+        comm, n_ranks, rank = self.comm, self.comm.size, self.comm.rank
+        sketch = torch.zeros(self._offsets[-1], dtype=torch.float64)
+        with torch.no_grad():
+            for t, (_, p) in enumerate(self.named):
+                part = sketch[self._offsets[t]:self._offsets[t + 1]]
+                part.index_add_(0, self._hash[t], p.detach().reshape(-1).double() * self._sign[t])
+        mean = sketch.clone()
+        comm.allreduce(mean, None, average=True)
+        dev = sketch - mean
+        n_tensors = len(self.named)
+        slots = torch.zeros(2, n_ranks, n_tensors, dtype=torch.float64)
+        for t in range(n_tensors):
+            part = dev[self._offsets[t]:self._offsets[t + 1]]
+            slots[0, rank, t] = part.pow(2).sum()
+            slots[1, rank, t] = part.abs().max() if part.numel() else 0.0
+        comm.allreduce(slots, None, average=False)  # each rank's row, exactly (others add 0)
+        sq, peak = slots[0], slots[1]
+        names, per_tensor, relative, peaks = [], [], [], []
+        n_total = 0
+        for t, (name, p) in enumerate(self.named):
+            n = p.numel()
+            n_total += n
+            rms_dev = float(sq[:, t].max().clamp(min=0).sqrt()) / n ** 0.5
+            scale = float(p.detach().double().pow(2).mean().sqrt())
+            names.append(name)
+            per_tensor.append(rms_dev)
+            relative.append(rms_dev / scale if scale > 0 else (0.0 if rms_dev == 0 else float("inf")))
+            peaks.append(float(peak[:, t].max()))
+        rms = float(sq.sum(dim=1).max().clamp(min=0).sqrt()) / max(n_total, 1) ** 0.5
+        return DriftEstimate(names, per_tensor, relative, peaks, rms)
+
+
+def _state_tensors(optimizer, parameters):
+    """The optimiser's per-parameter float tensors shaped like their parameter (Adam's exp_avg,
+    exp_avg_sq, SGD's momentum_buffer, ...), in a fixed order."""
+    out = []
+    if optimizer is None:
+        return out
+    for p in parameters:
+        state = optimizer.state.get(p, {})
+        for key in sorted(state):
+            v = state[key]
+            if torch.is_tensor(v) and v.is_floating_point() and v.shape == p.shape:
+                out.append(v)
+    return out
+
+
+def resync(comm, parameters, optimizer=None):
+    """Replaces parameters (and the optimiser's per-parameter state) by their exact average over
+    ranks, through the exact ring on `comm`. Collective. Returns the elements all-reduced."""
+    params = [p for _, p in _named_parameters(parameters)]
+    tensors = [p.data for p in params] + _state_tensors(optimizer, params)
+    if not tensors:
+        return 0
+    by_dtype = {}
+    for t in tensors:
+        by_dtype.setdefault(t.dtype, []).append(t)
+    total = 0
+    with torch.no_grad():
+        for dtype in sorted(by_dtype, key=str):
+            group = by_dtype[dtype]
+            flat = torch.cat([t.reshape(-1) for t in group])
+            comm.allreduce(flat, None, average=True)
+            offset = 0
+            for t in group:
+                t.copy_(flat[offset:offset + t.numel()].view_as(t))
+                offset += t.numel()
+            total += flat.numel()
+    return total
+
+
+class DriftControl:
+    """Probe every `probe_every` steps; re-synchronise every `resync_every` steps and/or when the
+    probe's peak drift exceeds `resync_above` (absolute, in parameter units). Call after_step()
+    after each optimizer.step(). `history` keeps (step, DriftEstimate, resynced) per probe."""
+
+    def __init__(self, comm, parameters, optimizer=None, *, probe_every=10, resync_every=None,
+                 resync_above=None, sync_optimizer_state=True, buckets=_MAX_BUCKETS):
+        if probe_every is not None and probe_every < 1:
+            raise ValueError("probe_every = %r, expected >= 1 or None" % (probe_every,))
+        if resync_every is not None and resync_every < 1:
+            raise ValueError("resync_every = %r, expected >= 1 or None" % (resync_every,))
+        if resync_above is not None and not probe_every:
+            raise ValueError("resync_above needs probe_every")
+        self.comm = comm
+        self.parameters = parameters
+        self.optimizer = optimizer if sync_optimizer_state else None
+        self.probe_every = probe_every
+        self.resync_every = resync_every
+        self.resync_above = resync_above
+        self.probe_ = DriftProbe(comm, parameters, buckets) if probe_every else None
+        self.step = 0
+        self.resyncs = 0
+        self.history = []
+
+    def after_step(self):
+        self.step += 1
+        resynced = False
+        if self.resync_every and self.step % self.resync_every == 0:
+            resync(self.comm, self.parameters, self.optimizer)
+            resynced = True
+        if self.probe_ is not None and self.step % self.probe_every == 0:
+            estimate = self.probe_.probe()
+            if (not resynced and self.resync_above is not None
+                    and estimate.peak > self.resync_above):
+                resync(self.comm, self.parameters, self.optimizer)
+                resynced = True
+            self.history.append((self.step, estimate, resynced))
+        if resynced:
+            self.resyncs += 1
+        return resynced
+
+
+def replica_diff(parameters, group=None):
+    """Diagnostic (exact, costs two all-reduces on the torch.distributed group): the largest
+    |p_i - p_j| over all coordinates and pairs of ranks, and the same divided by the largest
+    |p| of the model."""
+    import torch.distributed as dist
+    params = [p for _, p in _named_parameters(parameters)]
+    with torch.no_grad():
+        flat = torch.cat([p.detach().reshape(-1).double() for p in params])
+        hi, lo = flat.clone(), flat.clone()
+        dist.all_reduce(hi, op=dist.ReduceOp.MAX, group=group)
+        dist.all_reduce(lo, op=dist.ReduceOp.MIN, group=group)
+        diff = float((hi - lo).max()) if flat.numel() else 0.0
+        scale = float(flat.abs().max()) if flat.numel() else 0.0
+    return diff, (diff / scale if scale > 0 else 0.0)

@@ -1,0 +1,94 @@
+// Communicator: cached all-reduce objects on one transport (see communicator.h).
+#include "communicator.h"
+
+#include "cerar/format/errors.h"
+
+namespace cerar::python {
+
+Communicator::Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes)
+    : transport_(std::move(transport)), segment_bytes_(segment_bytes) {
+  if (segment_bytes_ == 0) throw InvalidArgument("communicator: segment_bytes = 0, expected > 0");
+}
+
+Communicator::~Communicator() {
+  // The all-reduce objects refer to the transport: destroy them first.
+  cache_.clear();
+}
+
+Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const Design* design,
+                                          bool average) {
+  const Key key{count, int(dtype), int(average), design ? design->fingerprint() : 0};
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  AllReduceOptions options;
+  options.dtype = dtype;
+  options.op = average ? ReduceOp::kAverage : ReduceOp::kSum;
+  options.segment_bytes = segment_bytes_;
+  Entry entry;
+  if (design) {
+    entry.backend = CreateCpuBackend();
+    entry.coded =
+        std::make_unique<CodedAllReduce>(*design, *transport_, *entry.backend, count, options);
+  } else {
+    entry.ring = std::make_unique<RingAllReduce>(*transport_, count, options);
+  }
+  return cache_.emplace(key, std::move(entry)).first->second;
+}
+
+void Communicator::AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design,
+                             bool average) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.empty())
+    throw TransportError("communicator unusable after an earlier failure: " + failure_);
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64)
+    throw InvalidArgument("all-reduce: dtype " + ToString(dtype) + ", expected f32 or f64 (CPU)");
+  if (design && design->N() != size())
+    throw InvalidArgument("all-reduce: the design is for N = " + std::to_string(design->N()) +
+                          " ranks but the communicator has " + std::to_string(size()));
+  try {
+    Entry& entry = Lookup(count, dtype, design, average);
+    entry.used = true;
+    if (entry.coded)
+      entry.coded->Run(buffer);
+    else
+      entry.ring->Run(buffer);
+  } catch (const TransportError& e) {
+    failure_ = e.what();
+    throw;
+  }
+}
+
+void Communicator::EndStep() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (!it->second.used) {
+      it = cache_.erase(it);
+    } else {
+      it->second.used = false;
+      ++it;
+    }
+  }
+}
+
+std::vector<CacheEntryInfo> Communicator::CacheInfo() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<CacheEntryInfo> out;
+  for (const auto& [key, entry] : cache_) {
+    CacheEntryInfo info;
+    info.count = std::get<0>(key);
+    info.dtype = ToString(DType(std::get<1>(key)));
+    info.algorithm = entry.coded ? "coded" : "ring";
+    info.workspace_bytes =
+        entry.coded ? entry.coded->workspace_bytes() : entry.ring->workspace_bytes();
+    out.push_back(info);
+  }
+  return out;
+}
+
+std::size_t Communicator::CacheBytes() const {
+  std::size_t total = 0;
+  for (const auto& info : CacheInfo()) total += info.workspace_bytes;
+  return total;
+}
+
+}  // namespace cerar::python

@@ -1,0 +1,80 @@
+#pragma once
+// A Communicator: one transport (MPI, or the job's torch.distributed group through Python) plus
+// the all-reduce objects that run on it, cached per (element count, dtype, design).
+//
+// Caching. A CodedAllReduce costs a collective agreement check and (1 + N/c) d elements of
+// workspace to build, so the DDP hook keeps one per bucket size. Bucket sizes change once: DDP's
+// iteration 0 puts the whole model in one bucket, and buckets are rebuilt after it. EndStep()
+// therefore evicts every object not used since the previous EndStep(): the iteration-0 object
+// (1.5-2x the model's size) is gone after iteration 1.
+//
+// Failures. Every error is a C++ exception (the extension turns them into Python exceptions);
+// nothing calls MPI_Abort. After a TransportError the transport may have exchanges in flight and
+// its peers may be anywhere in the protocol, so the communicator refuses further work, naming the
+// first failure.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cerar/format/design.h"
+#include "cerar/runtime/allreduce.h"
+#include "cerar/runtime/backend.h"
+#include "cerar/runtime/transport.h"
+
+namespace cerar::python {
+
+struct CacheEntryInfo {
+  std::size_t count = 0;
+  std::string dtype;           // "f32" | "f64"
+  std::string algorithm;       // "coded" | "ring"
+  std::size_t workspace_bytes = 0;
+};
+
+class Communicator {
+ public:
+  Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes);
+  ~Communicator();
+
+  int rank() const { return transport_->rank(); }
+  int size() const { return transport_->size(); }
+
+  // In place on `count` elements of `dtype` at `buffer` (host memory). With a design: the coded
+  // all-reduce (CERAR); without: the exact ring all-reduce on the same transport. `average`
+  // divides by N. Collective. The caller must not hold the Python GIL.
+  void AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design, bool average);
+
+  // Evicts the cached objects not used since the previous call (see above). Local.
+  void EndStep();
+  std::vector<CacheEntryInfo> CacheInfo() const;
+  std::size_t CacheBytes() const;
+
+  std::uint64_t bytes_sent() const { return transport_->bytes_sent(); }
+  void ResetCounters() { transport_->ResetCounters(); }
+  // The first TransportError, or "" while the communicator is usable.
+  const std::string& failure() const { return failure_; }
+
+ private:
+  struct Entry {
+    std::unique_ptr<ComputeBackend> backend;  // one per coded object (it holds one design)
+    std::unique_ptr<CodedAllReduce> coded;
+    std::unique_ptr<RingAllReduce> ring;
+    bool used = false;
+  };
+  // (count, dtype, op, design fingerprint; 0 = exact ring)
+  using Key = std::tuple<std::size_t, int, int, std::uint64_t>;
+  Entry& Lookup(std::size_t count, DType dtype, const Design* design, bool average);
+
+  std::unique_ptr<Transport> transport_;
+  std::size_t segment_bytes_;
+  std::map<Key, Entry> cache_;
+  std::string failure_;
+  mutable std::mutex mutex_;  // one collective at a time
+};
+
+}  // namespace cerar::python

@@ -1,0 +1,220 @@
+// The extension module cerar._cerar: designs (load, figures, provenance, make with the toolkit),
+// communicators (MPI or Python transport) with in-place all-reduce, MPI lifetime, and CERAR's
+// exceptions as Python exceptions. The Python package (python/cerar) is the public face; names
+// with a leading underscore are its internals.
+#include <pybind11/eigen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "cerar/format/design.h"
+#include "cerar/format/design_file.h"
+#include "cerar/format/design_parts.h"
+#include "cerar/format/errors.h"
+#include "communicator.h"
+#include "python_transport.h"
+#ifdef CERAR_PYTHON_WITH_MPI
+#include "mpi_env.h"
+#endif
+#ifdef CERAR_PYTHON_WITH_DESIGN
+#include "cerar/design/toolkit.h"
+#endif
+
+namespace py = pybind11;
+
+namespace cerar::python {
+namespace {
+
+DType ParseDType(const std::string& name) {
+  if (name == "f32" || name == "float32") return DType::kFloat32;
+  if (name == "f64" || name == "float64") return DType::kFloat64;
+  throw InvalidArgument("dtype '" + name + "', expected float32 or float64 (CPU tensors)");
+}
+
+py::dict FiguresDict(const Figures& f) {
+  py::dict d;
+  d["err_op"] = f.err_op;
+  d["err_rms"] = f.err_rms;
+  d["kappa_dec"] = f.kappa_dec;
+  d["kappa_enc"] = f.kappa_enc;
+  d["err_op_per_rank"] = f.err_op_per_rank;
+  d["err_rms_per_rank"] = f.err_rms_per_rank;
+  d["kappa_dec_per_rank"] = f.kappa_dec_per_rank;
+  d["kappa_enc_per_rank"] = f.kappa_enc_per_rank;
+  d["precision"] = f.precision;
+  d["predicted_error"] = f.predicted_error;
+  return d;
+}
+
+py::object OptionalFigures(const std::optional<Figures>& f) {
+  if (!f) return py::none();
+  return FiguresDict(*f);
+}
+
+void BindExceptions(py::module_& m) {
+  // Registered base first: pybind11 tries the most recently registered translator first, so
+  // each exception maps to its own class and the base catches the rest.
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<InvalidArgument> invalid(m, "InvalidArgument", error.ptr());
+  static py::exception<DesignError> design(m, "DesignError", error.ptr());
+  static py::exception<IoError> io(m, "IoError", error.ptr());
+  static py::exception<NumericalError> numerical(m, "NumericalError", error.ptr());
+  static py::exception<TransportError> transport(m, "TransportError", error.ptr());
+  static py::exception<DeviceError> device(m, "DeviceError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(invalid.ptr(), e.what());
+    } catch (const DesignError& e) {
+      PyErr_SetString(design.ptr(), e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(io.ptr(), e.what());
+    } catch (const NumericalError& e) {
+      PyErr_SetString(numerical.ptr(), e.what());
+    } catch (const TransportError& e) {
+      PyErr_SetString(transport.ptr(), e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(device.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+}
+
+void BindDesign(py::module_& m) {
+  py::class_<Design>(m, "_Design")
+      .def_property_readonly("N", &Design::N)
+      .def_property_readonly("c", &Design::c)
+      .def_property_readonly("L", &Design::L)
+      .def_property_readonly("fingerprint", &Design::fingerprint)
+      .def_property_readonly("traffic_rate", &Design::traffic_rate)
+      .def_property_readonly("ring_traffic_rate", &Design::ring_traffic_rate)
+      .def_property_readonly("workspace_rate", &Design::workspace_rate)
+      .def_property_readonly("figures", [](const Design& d) { return OptionalFigures(d.figures()); })
+      .def_property_readonly("exact_figures",
+                             [](const Design& d) { return OptionalFigures(d.exact_figures()); })
+      .def_property_readonly("construction",
+                             [](const Design& d) { return d.provenance().construction; })
+      .def_property_readonly("shift_invariant",
+                             [](const Design& d) { return d.provenance().shift_invariant; })
+      .def_property_readonly("parameters_json",
+                             [](const Design& d) { return d.provenance().parameters.dump(); })
+      .def_property_readonly("notes", &Design::notes)
+      .def("encoder", [](const Design& d, int rank) { return MatrixXd(d.encoder(rank)); })
+      .def("decoder", [](const Design& d, int rank) { return MatrixXd(d.decoder(rank)); })
+      .def("window", &Design::window)
+      .def("to_json", &SerializeDesign)
+      .def("save", [](const Design& d, const std::string& path) { SaveDesign(d, path); });
+  m.def("_load_design", &LoadDesign, py::arg("path"));
+  m.def("_parse_design", &ParseDesign, py::arg("text"), py::arg("source"));
+#ifdef CERAR_PYTHON_WITH_DESIGN
+  m.attr("_with_toolkit") = true;
+  // eps < 0: tune eps for the arithmetic (TuneEps); otherwise that eps.
+  m.def(
+      "_make_design",
+      [](const std::string& construction, int N, int c, double eps, const std::string& arithmetic,
+         const std::string& precision) {
+        py::gil_scoped_release release;
+        const auto kind = design::ParseConstruction(construction);
+        const auto prec = design::ParsePrecision(precision);
+        if (eps < 0)
+          return design::TuneEps(kind, N, c, design::ParseArithmetic(arithmetic), prec).design;
+        design::ConstructionOptions o;
+        o.construction = kind;
+        o.N = N;
+        o.c = c;
+        o.eps = eps;
+        o.precision = prec;
+        return design::MakeConstruction(o);
+      },
+      py::arg("construction"), py::arg("N"), py::arg("c"), py::arg("eps"), py::arg("arithmetic"),
+      py::arg("precision"));
+  m.def("_predicted_error", [](const Design& d, const std::string& arithmetic) {
+    return design::PredictedError(d, design::ParseArithmetic(arithmetic));
+  });
+#else
+  m.attr("_with_toolkit") = false;
+#endif
+}
+
+void BindCommunicator(py::module_& m) {
+  py::class_<CacheEntryInfo>(m, "_CacheEntry")
+      .def_readonly("count", &CacheEntryInfo::count)
+      .def_readonly("dtype", &CacheEntryInfo::dtype)
+      .def_readonly("algorithm", &CacheEntryInfo::algorithm)
+      .def_readonly("workspace_bytes", &CacheEntryInfo::workspace_bytes)
+      .def("__repr__", [](const CacheEntryInfo& e) {
+        return "<" + e.algorithm + " " + e.dtype + " x " + std::to_string(e.count) + ", " +
+               std::to_string(e.workspace_bytes) + " B workspace>";
+      });
+  py::class_<Communicator>(m, "_Communicator")
+      .def_property_readonly("rank", &Communicator::rank)
+      .def_property_readonly("size", &Communicator::size)
+      .def_property_readonly("bytes_sent", &Communicator::bytes_sent)
+      .def_property_readonly("failure", &Communicator::failure)
+      .def("reset_counters", &Communicator::ResetCounters)
+      // address: a contiguous host buffer of count elements that the caller keeps alive.
+      .def(
+          "allreduce",
+          [](Communicator& comm, std::uintptr_t address, std::size_t count,
+             const std::string& dtype, const Design* design, bool average) {
+            const DType t = ParseDType(dtype);
+            if (address == 0 && count > 0)
+              throw InvalidArgument("all-reduce: null buffer for " + std::to_string(count) +
+                                    " elements");
+            py::gil_scoped_release release;
+            comm.AllReduce(reinterpret_cast<void*>(address), count, t, design, average);
+          },
+          py::arg("address"), py::arg("count"), py::arg("dtype"), py::arg("design"),
+          py::arg("average"))
+      .def("end_step", &Communicator::EndStep)
+      .def("cache_info", &Communicator::CacheInfo)
+      .def("cache_bytes", &Communicator::CacheBytes);
+
+  m.def(
+      "_python_communicator",
+      [](py::object impl, int rank, int size, std::size_t segment_bytes) {
+        return std::make_unique<Communicator>(CreatePythonTransport(std::move(impl), rank, size),
+                                              segment_bytes);
+      },
+      py::arg("impl"), py::arg("rank"), py::arg("size"), py::arg("segment_bytes"));
+#ifdef CERAR_PYTHON_WITH_MPI
+  m.attr("_with_mpi") = true;
+  m.def(
+      "_mpi_communicator",
+      [](double timeout_s, std::size_t segment_bytes) {
+        return std::make_unique<Communicator>(CreateWorldMpiTransport(timeout_s), segment_bytes);
+      },
+      py::arg("timeout_s"), py::arg("segment_bytes"));
+  m.def("_mpi_init", [] {
+    const MpiState s = MpiInit();
+    return py::make_tuple(s.rank, s.size);
+  });
+  m.def("_mpi_finalize", &MpiFinalize);
+  m.def("_mpi_status", [] {
+    const MpiState s = MpiStatus();
+    py::dict d;
+    d["initialized"] = s.initialized;
+    d["finalized"] = s.finalized;
+    d["owned"] = s.owned;
+    d["rank"] = s.rank;
+    d["size"] = s.size;
+    return d;
+  });
+#else
+  m.attr("_with_mpi") = false;
+#endif
+}
+
+}  // namespace
+}  // namespace cerar::python
+
+PYBIND11_MODULE(_cerar, m) {
+  m.doc() = "CERAR extension module (use the cerar package)";
+  cerar::python::BindExceptions(m);
+  cerar::python::BindDesign(m);
+  cerar::python::BindCommunicator(m);
+}

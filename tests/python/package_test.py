@@ -1,0 +1,231 @@
+"""The cerar package in one process, no MPI: designs (load, pick, make, figures, provenance,
+errors) and the communicator over a Python transport whose N ranks are threads of this process
+(the same C++ path the torch.distributed transport takes). Run by ctest (tests/python)."""
+import ctypes
+import json
+import os
+import queue
+import sys
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+
+import cerar
+from cerar import _cerar
+from cerar.comm import Communicator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MATRICES = os.path.join(ROOT, "matrices")
+
+
+class ThreadRing:
+    """N ranks as threads: rank r's messages to r+1 go through queue r+1, in order."""
+
+    def __init__(self, size, timeout=20):
+        self.size = size
+        self.timeout = timeout
+        self.queues = [queue.Queue() for _ in range(size)]
+        self.barrier = threading.Barrier(size)
+        self.values = [None] * size
+
+
+class ThreadTransport:
+    """The Python transport protocol of cerar._cerar (python/src/python_transport.h)."""
+
+    def __init__(self, ring, rank, fail_wait=False):
+        self.ring, self.rank, self.fail_wait = ring, rank, fail_wait
+
+    def start(self, send, recv, nbytes):
+        self.ring.queues[(self.rank + 1) % self.ring.size].put(ctypes.string_at(send, nbytes))
+        return recv, nbytes
+
+    def wait(self, token):
+        if self.fail_wait:
+            raise ConnectionError("link to rank %d cut" % ((self.rank - 1) % self.ring.size))
+        recv, nbytes = token
+        data = self.ring.queues[self.rank].get(timeout=self.ring.timeout)
+        ctypes.memmove(recv, data, nbytes)
+
+    def check_agreement(self, what, value):
+        self.ring.values[self.rank] = value
+        self.ring.barrier.wait(timeout=self.ring.timeout)
+        values = list(self.ring.values)
+        self.ring.barrier.wait(timeout=self.ring.timeout)
+        for r, v in enumerate(values):
+            if v != values[0]:
+                raise RuntimeError("ranks disagree on %s: rank 0 has %d, rank %d has %d"
+                                   % (what, values[0], r, v))
+
+
+def run_ranks(size, body, fail_rank=None, timeout=20):
+    """body(comm) on `size` threads; returns per-rank (result, exception)."""
+    ring = ThreadRing(size, timeout)
+    comms = [Communicator(_cerar._python_communicator(
+        ThreadTransport(ring, r, fail_wait=(r == fail_rank)), r, size, 1 << 12), "test")
+        for r in range(size)]
+    out = [None] * size
+
+    def target(r):
+        try:
+            out[r] = (body(comms[r]), None)
+        except Exception as e:  # noqa: BLE001
+            out[r] = (None, e)
+
+    threads = [threading.Thread(target=target, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return out, comms
+
+
+class DesignTest(unittest.TestCase):
+    def test_load_design_figures_and_provenance(self):
+        d = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))
+        with open(os.path.join(MATRICES, "eps_N4_c8.json")) as f:
+            doc = json.load(f)
+        self.assertEqual((d.N, d.c, d.L), (4, 8, 10))
+        self.assertEqual(d.figures["err_rms"], doc["figures"]["err_rms"])
+        self.assertEqual(d.figures["predicted_error"], doc["figures"]["predicted_error"])
+        self.assertEqual(d.provenance["parameters"], doc["provenance"]["parameters"])
+        self.assertEqual(d.provenance["construction"], "eps")
+        self.assertAlmostEqual(d.traffic_ratio(), (10 / 8) / (2 * 3 / 4))
+        np.testing.assert_array_equal(d.encoder(2), np.array(doc["encoders"][2]))
+        self.assertFalse(d.exact)
+        self.assertTrue(cerar.load_design(os.path.join(MATRICES, "eps_N4_c4.json")).exact)
+
+    def test_pick_design_takes_the_smallest_predicted_error(self):
+        import glob
+        for n, c in [(4, 8), (4, 12), (8, 16), (3, 3)]:
+            d = cerar.pick_design(n, c, "float32")
+            self.assertEqual((d.N, d.c), (n, c))
+            best = float("inf")
+            for path in glob.glob(os.path.join(MATRICES, "*_N%d_c%d.json" % (n, c))):
+                with open(path) as f:
+                    best = min(best, json.load(f)["figures"]["predicted_error"]["float32"])
+            self.assertEqual(d.predicted_error("float32"), best)
+
+    def test_pick_design_without_a_match_names_what_exists(self):
+        with self.assertRaisesRegex(cerar.InvalidArgument, r"N = 5, c = 7.*\(4, 8\)"):
+            cerar.pick_design(5, 7)
+        with self.assertRaisesRegex(ValueError, "float16"):
+            cerar.pick_design(4, 8, "float16")
+
+    def test_make_design_tunes_for_the_dtype(self):
+        if not _cerar._with_toolkit:
+            self.skipTest("built without the toolkit")
+        d = cerar.make_design(4, 8, "float32")
+        ref = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))  # made the same way
+        self.assertEqual(d.provenance["parameters"]["eps"], ref.provenance["parameters"]["eps"])
+        self.assertEqual(d.fingerprint, ref.fingerprint)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "d.json")
+            d.save(path)
+            self.assertEqual(cerar.load_design(path).fingerprint, d.fingerprint)
+        e = cerar.make_design(4, 8, eps=0.01)
+        self.assertEqual(e.provenance["parameters"]["eps"], 0.01)
+        with self.assertRaisesRegex(cerar.InvalidArgument, "eps"):
+            cerar.make_design(4, 8, eps=float("nan"))
+
+    def test_bad_files_raise_typed_errors_naming_the_file(self):
+        with self.assertRaisesRegex(cerar.IoError, "nonexistent.json"):
+            cerar.load_design("/nonexistent.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "broken.json")
+            with open(path, "w") as f:
+                f.write('{"format": "cerar-design", "N": 3')
+            with self.assertRaisesRegex(cerar.Error, "broken.json"):
+                cerar.load_design(path)
+            self.assertTrue(issubclass(cerar.DesignError, cerar.Error))
+
+
+class CommunicatorTest(unittest.TestCase):
+    def test_coded_and_ring_allreduce_on_threads(self):
+        n, count = 4, 1001
+        design = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))
+        rng = np.random.default_rng(3)
+        data = rng.standard_normal((n, count))
+        exact = data.sum(axis=0)
+
+        def body(comm):
+            coded = data[comm.rank].copy()
+            comm.allreduce(coded, design, average=False)
+            ring = data[comm.rank].copy()
+            comm.allreduce(ring, None, average=True)
+            return coded, ring, comm.bytes_sent
+
+        out, comms = run_ranks(n, body)
+        for r in range(n):
+            result, error = out[r]
+            self.assertIsNone(error, error)
+            coded, ring, sent = result
+            rel = np.linalg.norm(coded - exact) / np.linalg.norm(exact)
+            self.assertLess(rel, 3 * design.figures["err_rms"])
+            np.testing.assert_allclose(ring, exact / n, rtol=1e-12)
+            m = -(-count // design.c)
+            chunk = -(-count // n)
+            self.assertEqual(sent, design.L * m * 8 + 2 * (n - 1) * chunk * 8)
+        # The cache holds both objects until a step passes without them.
+        self.assertEqual(sorted(e.algorithm for e in comms[0].cache_info()), ["coded", "ring"])
+        for c in comms:
+            c.end_step()
+        self.assertEqual(len(comms[0].cache_info()), 2)
+        for c in comms:
+            c.end_step()
+        self.assertEqual(comms[0].cache_info(), [])
+        self.assertEqual(comms[0].cache_bytes(), 0)
+
+    def test_hook_state_survives_a_checkpoint_without_its_communicator(self):
+        import pickle
+        import cerar.ddp
+        ring = ThreadRing(4)
+        comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 4, 4096),
+                            "test")
+        state = cerar.ddp.CerarHookState(comm, c=8, warmup_steps=3, layout="flat")
+        state.iter = 17
+        copy = pickle.loads(pickle.dumps(state))
+        self.assertIsNone(copy.comm)
+        self.assertEqual(copy.design.fingerprint, cerar.pick_design(4, 8).fingerprint)
+        self.assertEqual((copy.iter, copy.warmup_steps, copy.layout), (17, 3, "flat"))
+        with self.assertRaisesRegex(ValueError, "N = 3 ranks"):
+            cerar.ddp.CerarHookState(comm, cerar.pick_design(3, 6))
+
+    def test_invalid_buffers_raise_before_any_communication(self):
+        ring = ThreadRing(2)
+        comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 2, 4096),
+                            "test")
+        with self.assertRaisesRegex(cerar.InvalidArgument, "int32"):
+            comm.allreduce(np.zeros(4, dtype=np.int32))
+        with self.assertRaisesRegex(cerar.InvalidArgument, "contiguous"):
+            comm.allreduce(np.zeros((4, 4))[:, 1])
+        with self.assertRaisesRegex(cerar.InvalidArgument, "list"):
+            comm.allreduce([1.0, 2.0])
+        three = cerar.load_design(os.path.join(MATRICES, "eps_N3_c6.json"))
+        with self.assertRaisesRegex(cerar.InvalidArgument, "N = 3"):
+            comm.allreduce(np.zeros(4), three)
+        self.assertEqual(comm.failure, "")
+
+    def test_ranks_that_disagree_all_get_the_error(self):
+        def body(comm):
+            comm.allreduce(np.zeros(10 + comm.rank))
+
+        out, comms = run_ranks(3, body)
+        for r in range(3):
+            self.assertIsInstance(out[r][1], cerar.TransportError)
+            self.assertIn("disagree", str(out[r][1]))
+
+    def test_a_failing_transport_is_an_exception_and_the_communicator_stops(self):
+        def body(comm):
+            comm.allreduce(np.ones(100), None)
+
+        out, comms = run_ranks(3, body, fail_rank=1, timeout=2)
+        self.assertIsInstance(out[1][1], cerar.TransportError)
+        self.assertIn("link to rank 0 cut", str(out[1][1]))
+        with self.assertRaisesRegex(cerar.TransportError, "unusable.*link to rank 0 cut"):
+            comms[1].allreduce(np.ones(100))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
