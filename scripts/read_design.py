@@ -14,7 +14,8 @@ import struct
 import sys
 
 FORMAT_NAME = "cerar-design"
-VERSION = 1
+VERSION = 2  # 2 adds figures.certified_digits; version-1 files are read as well
+OLDEST_VERSION = 1
 CANONICAL_TAG = b"cerar-design-canonical-v1\n"
 FINGERPRINT_TAG = b"cerar-fingerprint-v1\n"
 MAX_N = 1 << 16
@@ -96,8 +97,9 @@ def _check(doc, fail):
     version = doc.get("version")
     if not _is_int(version):
         fail("version is %s, expected an integer" % json.dumps(version))
-    if version != VERSION:
-        fail("format version %d is not supported (this reader reads version %d)" % (version, VERSION))
+    if not OLDEST_VERSION <= version <= VERSION:
+        fail("format version %d is not supported (this reader reads versions %d to %d)"
+             % (version, OLDEST_VERSION, VERSION))
     for key in doc:
         if key not in TOP_KEYS:
             fail('unknown member "%s" at the top level' % key)
@@ -155,8 +157,17 @@ def _check(doc, fail):
         if name not in doc:
             continue
         fig = doc[name]
-        if not isinstance(fig, dict) or set(fig) != FIGURE_KEYS:
-            fail("%s must be an object with members %s" % (name, ", ".join(sorted(FIGURE_KEYS))))
+        if not isinstance(fig, dict) or not FIGURE_KEYS <= set(fig) <= FIGURE_KEYS | {"certified_digits"}:
+            fail("%s must be an object with members %s (and optionally certified_digits)"
+                 % (name, ", ".join(sorted(FIGURE_KEYS))))
+        if "certified_digits" in fig and version < 2:
+            fail("%s.certified_digits needs format version 2, the file says %d" % (name, version))
+        certified = fig.get("certified_digits", {})
+        if not isinstance(certified, dict) or not all(
+                k in ("err_op", "err_rms", "kappa_dec", "kappa_enc") and isinstance(v, int)
+                and not isinstance(v, bool) and 0 <= v <= 17 for k, v in certified.items()):
+            fail("%s.certified_digits must map err_op, err_rms, kappa_dec, kappa_enc to 0 ... 17"
+                 % name)
         for key in ("err_op", "err_rms", "kappa_dec", "kappa_enc"):
             figure(fig[key], "%s.%s" % (name, key))
         for key in ("err_op_per_rank", "err_rms_per_rank", "kappa_dec_per_rank", "kappa_enc_per_rank"):

@@ -22,6 +22,7 @@ struct DesignArgs {
   double eps = std::nan("");
   std::string tune;
   std::string precision = "auto";
+  int max_digits = design::kDefaultMaxDigits;
   std::string output;
   bool json = false;
   // --construction optimized (design/include/cerar/design/optimizer.h)
@@ -65,7 +66,8 @@ Design BuildDesign(const DesignArgs& a) {
   design::Precision precision = design::ParsePrecision(a.precision);
   design::Construction construction = design::ParseConstruction(a.construction);
   if (!a.tune.empty()) {
-    return design::TuneEps(construction, a.N, a.c, design::ParseArithmetic(a.tune), precision)
+    return design::TuneEps(construction, a.N, a.c, design::ParseArithmetic(a.tune), precision,
+                           a.max_digits)
         .design;
   }
   design::ConstructionOptions options;
@@ -74,6 +76,7 @@ Design BuildDesign(const DesignArgs& a) {
   options.c = a.c;
   options.eps = a.eps;
   options.precision = precision;
+  options.max_digits = a.max_digits;
   return design::MakeConstruction(options);
 }
 
@@ -109,7 +112,11 @@ void AddDesignCommand(CLI::App& app) {
                                    "pick eps for a target arithmetic: float32 | float64 | bfloat16");
   eps_opt->excludes(tune_opt);
   cmd->add_option("--precision", args->precision,
-                  "arithmetic of decoder derivation and analysis: float64 | mp50 | auto")
+                  "arithmetic of decoder derivation and analysis: float64 (refused where it "
+                  "cannot be trusted) | mp (certified precision ladder) | auto")
+      ->capture_default_str();
+  cmd->add_option("--max-digits", args->max_digits,
+                  "highest working precision of the ladder, in significant digits (>= 50)")
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");

@@ -51,7 +51,7 @@ void AddSimulateCommand(CLI::App& app) {
       j["count"] = a->count;
       j["dtype"] = a->dtype;
       j["measured_err_rms"] = r.measured_err_rms;
-      j["predicted_err_rms"] = r.predicted_err_rms;
+      j["recorded_err_rms"] = r.recorded_err_rms;  // the design's figure; null when none
       j["bytes_sent_per_rank"] = r.bytes_sent_per_rank;
       j["ring_bytes_sent_per_rank"] = r.ring_bytes_sent_per_rank;
       j["workspace_bytes"] = r.workspace_bytes;
@@ -69,8 +69,8 @@ void AddSimulateCommand(CLI::App& app) {
     std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n", a->path.c_str(),
                 design.N(), design.c(), a->count, a->dtype.c_str(),
                 static_cast<unsigned long long>(a->seed));
-    std::printf("error       measured %.3e   predicted %.3e (design's err_rms)   ring %.3e\n",
-                r.measured_err_rms, r.predicted_err_rms, r.ring_err);
+    std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",
+                r.measured_err_rms, r.recorded_err_rms, r.ring_err);
     const std::string arith = dtype == DType::kFloat32 ? "float32" : "float64";
     if (design.figures() && design.figures()->predicted_error.count(arith))
       std::printf("            error model for %s (approximation + rounding): %.3e\n",

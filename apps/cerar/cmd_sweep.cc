@@ -17,6 +17,7 @@ struct SweepArgs {
   double eps_from = 1e-6, eps_to = 1e-1;
   int points = 11;
   std::string precision = "auto";
+  int max_digits = design::kDefaultMaxDigits;
   bool csv = false;
   std::string output;
 };
@@ -37,7 +38,9 @@ void AddSweepCommand(CLI::App& app) {
   cmd->add_option("--eps-from", a->eps_from, "smallest eps (> 0)")->capture_default_str();
   cmd->add_option("--eps-to", a->eps_to, "largest eps (> eps-from)")->capture_default_str();
   cmd->add_option("--points", a->points, "grid points (>= 1)")->capture_default_str();
-  cmd->add_option("--precision", a->precision, "float64 | mp50 | auto")->capture_default_str();
+  cmd->add_option("--precision", a->precision, "float64 | mp | auto")->capture_default_str();
+  cmd->add_option("--max-digits", a->max_digits, "top of the precision ladder (>= 50)")
+      ->capture_default_str();
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
   cmd->callback([a] {
@@ -51,7 +54,7 @@ void AddSweepCommand(CLI::App& app) {
     RequireWritable(a->output);
     auto sweep = design::Sweep(design::ParseConstruction(a->construction), a->N, a->c,
                                a->eps_from, a->eps_to, a->points,
-                               design::ParsePrecision(a->precision));
+                               design::ParsePrecision(a->precision), a->max_digits);
     std::ostringstream out;
     char line[320];
     if (a->csv) {

@@ -21,6 +21,26 @@ std::string Fixed(double v, int decimals = 3) {
   return buf;
 }
 
+// "mp200; certified digits: err_op 15, err_rms 15, kappa_dec 12, kappa_enc 15" or, for figures
+// the precision ladder did not certify, what they rest on (docs/error-model.md).
+std::string PrecisionText(const Figures& f) {
+  if (f.certified_digits.empty()) {
+    return f.precision + (f.precision == "float64"
+                              ? "; not certified: trusted by the conditioning rule, "
+                                "`cerar validate` certifies them"
+                              : "; not certified");
+  }
+  std::string text = f.precision + "; certified digits:";
+  const char* sep = " ";
+  for (const char* name : {"err_op", "err_rms", "kappa_dec", "kappa_enc"}) {
+    const auto it = f.certified_digits.find(name);
+    if (it == f.certified_digits.end()) continue;
+    text += sep + std::string(name) + " " + std::to_string(it->second);
+    sep = ", ";
+  }
+  return text;
+}
+
 const Figures& RequireFigures(const Design& design) {
   if (!design.figures()) throw DesignError("design has no recorded figures; run `cerar validate`");
   return *design.figures();
@@ -40,6 +60,7 @@ nlohmann::json FiguresJson(const Figures& f) {
                    {"kappa_dec", f.kappa_dec_per_rank},
                    {"kappa_enc", f.kappa_enc_per_rank}};
   j["predicted_error"] = f.predicted_error;
+  j["certified_digits"] = f.certified_digits;  // {} when not certified
   return j;
 }
 
@@ -72,7 +93,7 @@ std::string ReportText(const Design& design) {
                                                                 design.ring_traffic_rate(), 2)
       << "x)\n";
   out << "workspace   " << Fixed(design.workspace_rate()) << " d per rank\n";
-  out << "figures     (" << f.precision << ")\n";
+  out << "figures     (" << PrecisionText(f) << ")\n";
   out << "  err_op    " << Sci(f.err_op) << "   worst-case relative bound\n";
   out << "  err_rms   " << Sci(f.err_rms) << "   expected relative error, iid inputs\n";
   out << "  kappa_dec " << Sci(f.kappa_dec) << "\n";
@@ -81,9 +102,10 @@ std::string ReportText(const Design& design) {
     out << "  predicted error in " << arith << ": " << Sci(err) << "\n";
   if (design.exact_figures()) {
     const Figures& e = *design.exact_figures();
-    out << "exact construction (" << e.precision << ", before rounding to float64): err_op "
+    out << "exact construction (before rounding to float64; " << PrecisionText(e) << ")\n"
+        << "            err_op "
         << Sci(e.err_op) << ", err_rms " << Sci(e.err_rms) << ", kappa_dec " << Sci(e.kappa_dec)
-        << "\n";
+        << ", kappa_enc " << Sci(e.kappa_enc) << "\n";
   }
   if (!f.err_op_per_rank.empty()) {
     out << "per rank    rank  err_op     err_rms    kappa_dec  kappa_enc\n";

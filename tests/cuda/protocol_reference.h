@@ -46,7 +46,7 @@ inline Expected ProtocolReference(const Design& d, const std::vector<std::vector
       double o = 0;
       for (int i = 0; i < N; ++i) {
         if (i == j) continue;
-        const int s = ((j - 1 - i) % N + N) % N;
+        const int s = HopOffset(i, j, N);
         for (int k = 0; k < c; ++k) o += d.encoder(i)(N - 2 + r - s, k) * comp(i, k, col);
       }
       obs[std::size_t(r)] = o;

@@ -1,6 +1,6 @@
 #pragma once
 // Helpers for the design tests: (N, c) lists, parameter names, and independent computations
-// (windows from the encoders per PROTOCOL.md §4, random encoders) that do not use the library.
+// (windows from the encoders per PROTOCOL.md §4 with the one HopOffset, random encoders).
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -28,8 +28,7 @@ inline int RStar(int N, int c) { return (c + N - 1) / N - 1; }
 
 // W_ij per PROTOCOL.md §4, straight from E_i (not via Design::window).
 inline Eigen::MatrixXd WindowOf(const std::vector<MatrixXd>& E, int i, int j, int N, int c) {
-  const int s = (((j - 1 - i) % N) + N) % N;
-  return E[i].block(N - 2 - s, 0, c, c);
+  return E[i].block(N - 2 - HopOffset(i, j, N), 0, c, c);
 }
 
 inline std::vector<MatrixXd> RandomEncoders(int N, int c, unsigned seed) {
@@ -42,14 +41,18 @@ inline std::vector<MatrixXd> RandomEncoders(int N, int c, unsigned seed) {
   return E;
 }
 
-inline Design Make(Construction k, int N, int c, double eps,
-                   Precision p = Precision::kAuto) {
+// max_digits defaults to 50 here: one high-precision rung, figures not certified, as cheap as
+// before the ladder. Tests of certification (precision_test.cc and a few others) pass
+// kDefaultMaxDigits.
+inline Design Make(Construction k, int N, int c, double eps, Precision p = Precision::kAuto,
+                   int max_digits = 50) {
   ConstructionOptions o;
   o.construction = k;
   o.N = N;
   o.c = c;
   o.eps = eps;
   o.precision = p;
+  o.max_digits = max_digits;
   return MakeConstruction(o);
 }
 

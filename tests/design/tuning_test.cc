@@ -12,16 +12,17 @@ class Tuning : public testing::TestWithParam<NC> {};
 TEST_P(Tuning, TunedEpsBeatsEverySweepPoint) {
   const auto [N, c] = GetParam();
   for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kBFloat16}) {
-    const TuneResult t = TuneEps(Construction::kEps, N, c, a);
+    // One high-precision rung (max_digits 50): tuning is not about certification.
+    const TuneResult t = TuneEps(Construction::kEps, N, c, a, Precision::kAuto, 50);
     const double best = PredictedError(*t.design.figures(), N, c, a);
     EXPECT_EQ(t.design.provenance().parameters.at("eps").get<double>(), t.eps);
-    const auto sweep = Sweep(Construction::kEps, N, c, 1e-7, 1.0, 29, Precision::kAuto);
+    const auto sweep = Sweep(Construction::kEps, N, c, 1e-7, 1.0, 29, Precision::kAuto, 50);
     for (const SweepPoint& p : sweep) {
       EXPECT_LE(best, PredictedError(p.figures, N, c, a) * (1 + 1e-9))
           << ToString(a) << " eps " << p.eps << " tuned " << t.eps;
     }
     // Deterministic.
-    EXPECT_EQ(TuneEps(Construction::kEps, N, c, a).eps, t.eps);
+    EXPECT_EQ(TuneEps(Construction::kEps, N, c, a, Precision::kAuto, 50).eps, t.eps);
   }
 }
 
@@ -34,14 +35,16 @@ class TradeOff : public testing::TestWithParam<NC> {};
 
 TEST_P(TradeOff, Float32OptimumBalancesTheTwoErrors) {
   const auto [N, c] = GetParam();
-  const TuneResult t = TuneEps(Construction::kEps, N, c, Arithmetic::kFloat32);
+  const TuneResult t =
+      TuneEps(Construction::kEps, N, c, Arithmetic::kFloat32, Precision::kAuto, 50);
   const Figures& f = *t.design.figures();
   const double total = PredictedError(f, N, c, Arithmetic::kFloat32);
   // At the optimum neither part is negligible: err_rms is a sizeable share of the total.
   EXPECT_GT(f.err_rms, 0.2 * total);
   EXPECT_LT(f.err_rms, total);
   // A smaller eps for float64 (rounding is 2^29 times smaller).
-  EXPECT_LT(TuneEps(Construction::kEps, N, c, Arithmetic::kFloat64).eps, t.eps);
+  EXPECT_LT(TuneEps(Construction::kEps, N, c, Arithmetic::kFloat64, Precision::kAuto, 50).eps,
+            t.eps);
 }
 
 INSTANTIATE_TEST_SUITE_P(Design, TradeOff, testing::Values(NC{4, 8}, NC{3, 7}, NC{5, 8}),

@@ -52,6 +52,7 @@ void ExpectFiguresEqual(const std::optional<Figures>& a, const std::optional<Fig
   ExpectBitsEqual(a->kappa_dec_per_rank, b->kappa_dec_per_rank, "kappa_dec_per_rank");
   ExpectBitsEqual(a->kappa_enc_per_rank, b->kappa_enc_per_rank, "kappa_enc_per_rank");
   EXPECT_EQ(a->precision, b->precision);
+  EXPECT_EQ(a->certified_digits, b->certified_digits);
   ASSERT_EQ(a->predicted_error.size(), b->predicted_error.size());
   for (const auto& [k, v] : a->predicted_error) EXPECT_EQ(Bits(v), Bits(b->predicted_error.at(k)));
 }
@@ -160,6 +161,28 @@ TEST(DesignFile, HeaderFieldsAndIntegrityFormat) {
   EXPECT_EQ(integrity, detail::IntegrityValue(doc));
 }
 
+// Version 2 only where a file uses what it adds: certified digits (docs/design-format.md).
+TEST(DesignFile, CertifiedDigitsRoundTripInVersion2) {
+  DesignParts p = RandomParts(4, 3, 5);
+  p.figures->precision = "mp200";
+  p.figures->certified_digits = {{"err_op", 15}, {"err_rms", 14}, {"kappa_dec", 10},
+                                 {"kappa_enc", 0}};
+  p.exact_figures = p.figures;
+  p.exact_figures->certified_digits = {{"err_op", 11}};
+  const Design original = Design::Create(p, "test");
+  const std::string text = SerializeDesign(original);
+  EXPECT_EQ(json::parse(text)["version"], 2);
+  EXPECT_EQ(json::parse(text)["figures"]["certified_digits"]["kappa_dec"], 10);
+  ExpectSameDesign(original, ParseDesign(text, "text"));
+  p.figures->certified_digits.clear();
+  p.exact_figures->certified_digits.clear();
+  const std::string plain = SerializeDesign(Design::Create(p, "test"));
+  EXPECT_EQ(json::parse(plain)["version"], 1);
+  EXPECT_FALSE(json::parse(plain)["figures"].contains("certified_digits"));
+  p.figures->certified_digits = {{"kappa", 3}};
+  EXPECT_THROW(Design::Create(p, "test"), DesignError);
+}
+
 TEST(DesignFile, MissingFileAndDirectoryAreIoErrors) {
   TempDir dir;
   try {
@@ -215,8 +238,27 @@ std::vector<BadCase> BadCases() {
       {"WrongFormatName", Edit([](json& d) { d["format"] = "cerar-report"; }),
        {"format", "\"cerar-report\"", "expected \"cerar-design\""}},
       {"MissingFormat", Edit([](json& d) { d.erase("format"); }), {"missing", "format"}},
-      {"UnknownVersion", Edit([](json& d) { d["version"] = 2; }),
-       {"version 2", "not supported"}},
+      {"UnknownVersion", Edit([](json& d) { d["version"] = 3; }),
+       {"version 3", "not supported", "versions 1 to 2"}},
+      {"CertifiedDigitsInVersion1", Edit([](json& d) {
+         d["figures"]["certified_digits"] = {{"err_op", 12}};
+       }),
+       {"figures.certified_digits needs format version 2"}},
+      {"CertifiedDigitsUnknownFigure", Edit([](json& d) {
+         d["version"] = 2;
+         d["figures"]["certified_digits"] = {{"err_max", 12}};
+       }),
+       {"figures.certified_digits names \"err_max\""}},
+      {"CertifiedDigitsOutOfRange", Edit([](json& d) {
+         d["version"] = 2;
+         d["figures"]["certified_digits"] = {{"kappa_dec", 40}};
+       }),
+       {"figures.certified_digits[\"kappa_dec\"] = 40", "0 ... 17"}},
+      {"CertifiedDigitsNotInteger", Edit([](json& d) {
+         d["version"] = 2;
+         d["figures"]["certified_digits"] = {{"err_rms", 12.5}};
+       }),
+       {"certified_digits[\"err_rms\"]", "integer"}},
       {"VersionNotInteger", Edit([](json& d) { d["version"] = "1"; }),
        {"version", "expected an integer"}},
       {"NIsOne", Edit([](json& d) { d["N"] = 1; }), {"N = 1", "N >= 2"}},

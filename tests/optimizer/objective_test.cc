@@ -38,7 +38,7 @@ Figures Independent(const Evaluator& ev, const Eigen::VectorXd& x) {
     std::vector<Mat> W;
     for (int i = 0; i < N; ++i) {
       if (i == j) continue;
-      const int s = ((j - 1 - i) % N + N) % N;
+      const int s = HopOffset(i, j, N);
       Mat Wij(c, c);
       for (int r = 0; r < c; ++r) Wij.row(r) = E[i].row(N - 2 + r - s);
       sumWt += Wij.transpose();

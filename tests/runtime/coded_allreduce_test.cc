@@ -7,6 +7,7 @@
 // c > N.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "cases.h"
@@ -254,7 +255,7 @@ class ErrRmsTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
 TEST_P(ErrRmsTest, MeasuredErrorMatchesErrRms) {
   const auto [N, c] = GetParam();
   const Design d = test::RandomDesign(N, c, 77);
-  // err_rms computed here from the definition, independently of the runtime's helper.
+  // err_rms from the definition (the test design records no figures).
   double predicted = 0;
   for (int j = 0; j < N; ++j) {
     double f2 = 0;
@@ -264,7 +265,6 @@ TEST_P(ErrRmsTest, MeasuredErrorMatchesErrRms) {
                MatrixXd::Identity(c, c)).squaredNorm();
     predicted = std::max(predicted, std::sqrt(f2 / (N * c)));
   }
-  EXPECT_NEAR(ErrRmsFromMatrices(d), predicted, 1e-12 * predicted);
   ASSERT_GT(predicted, 1e-3) << "random designs with c > N are approximate";
   SimulateOptions o;
   o.count = std::size_t(c) * 40000;
@@ -273,7 +273,7 @@ TEST_P(ErrRmsTest, MeasuredErrorMatchesErrRms) {
   o.run_ring = false;
   const SimulateResult r = Simulate(d, o);
   EXPECT_NEAR(r.measured_err_rms, predicted, 0.2 * predicted);
-  EXPECT_NEAR(r.predicted_err_rms, predicted, 1e-12 * predicted);
+  EXPECT_TRUE(std::isnan(r.recorded_err_rms)) << "nothing recorded, nothing reported";
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomDesigns, ErrRmsTest,

@@ -91,7 +91,7 @@ TEST_P(ConstructionTest, MeasuredErrorMatchesTheStoredFigures) {
   const SimulateResult r = Simulate(d, o);
   std::printf("%s: err_rms %.3e measured %.3e kappa_dec %.3g\n", Name({p, 0}).c_str(),
               d.figures()->err_rms, r.measured_err_rms, d.figures()->kappa_dec);
-  EXPECT_EQ(r.predicted_err_rms, d.figures()->err_rms);
+  EXPECT_EQ(r.recorded_err_rms, d.figures()->err_rms);
   // Exact designs (c <= N; and N = 2, where each window is square): rounding only.
   if (d.figures()->err_rms < 1e-12) {
     EXPECT_LT(r.measured_err_rms, 1e3 * 0x1p-53 * d.figures()->kappa_dec);

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "cerar/format/design.h"
 #include "cerar/format/errors.h"
 #include "cerar/runtime/schedule.h"
 
@@ -65,8 +66,8 @@ TEST_P(ScheduleTest, SymbolicRingGivesTheWindows) {
       Sym expect;
       for (int i = 0; i < N; ++i) {
         if (i == j) continue;
-        const int s = ((j - 1 - i) % N + N) % N;
-        expect = Add(expect, e(i, N - 2 + r - s), 1);  // W_ij[r, :] = E_i[N-2+r-s_ij, :]
+        // W_ij[r, :] = E_i[N-2+r-s_ij, :]
+        expect = Add(expect, e(i, N - 2 + r - HopOffset(i, j, N)), 1);
       }
       EXPECT_EQ(obs[j][r], expect) << "rank " << j << " observation " << r;
     }

@@ -14,8 +14,7 @@
 namespace cerar::test {
 
 inline MatrixXd Window(const std::vector<MatrixXd>& E, int N, int c, int i, int j) {
-  const int s = ((j - 1 - i) % N + N) % N;
-  return E[i].middleRows(N - 2 - s, c);
+  return E[i].middleRows(N - 2 - HopOffset(i, j, N), c);
 }
 
 // D_j = (sum_{i != j} W_ij^T)(sum_{i != j} W_ij W_ij^T)^{-1}

@@ -1,6 +1,7 @@
 #pragma once
-// The numerical engine, templated on the scalar type S (double or a 50-digit
-// Boost.Multiprecision float). Included only by engine_float64.cc and engine_mp50.cc.
+// The numerical engine, templated on the scalar type S (double, a 50-digit Boost.Multiprecision
+// float, or an MPFR float of run-time precision). Included only by engine_float64.cc,
+// engine_mp50.cc and engine_mpfr.cc, each of which defines PrecisionName<S>() for its type.
 //
 // Structure exploited for speed (PROTOCOL.md §6): for rank j the windows W_ij, i != j, are
 // grouped by exact equality. In a shift-invariant design there are at most two distinct windows
@@ -16,16 +17,16 @@
 #include "cerar/format/errors.h"
 #include "engine.h"
 #include "parallel.h"
+#include "text.h"
 
 namespace cerar::design::detail {
 
 template <class S>
 using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
 
+// "float64", "mp50", "mp100", ...: defined by the translation unit that instantiates S.
 template <class S>
-std::string PrecisionName() {
-  return std::is_same_v<S, double> ? "float64" : "mp50";
-}
+std::string PrecisionName();
 
 template <class S>
 double ToDouble(const S& x) {
@@ -46,6 +47,18 @@ S IntPow(S base, long long e) {
   return negative ? S(1) / result : result;
 }
 
+// Index p of the real Fourier function f_p (PROTOCOL.md §6) that column k = q N + p' of the eps
+// construction uses. Normally p = p'. A partial last cluster with an even number of columns
+// k_last < N takes the complete cos/sin pairs f_1 ... f_{k_last} and leaves out f_0 = 1: ending
+// on a cosine without its sine makes a window exactly singular whenever that cosine's period is
+// odd (consecutive samples cannot tell it from its shift), e.g. (N, c) = (3, 2), (6, 4).
+inline int EpsFourierIndex(int N, int c, int k) {
+  const int r_star = (c + N - 1) / N - 1;  // ceil(c / N) - 1
+  const int last = c - r_star * N;         // columns in the last cluster, 1 ... N
+  const int q = k / N, p = k % N;
+  return q == r_star && last < N && last % 2 == 0 ? p + 1 : p;
+}
+
 // C(tau) for tau = -(N-1) ... L-1 in row tau + N - 1 (PROTOCOL.md §6), evaluated in S.
 template <class S>
 Mat<S> BaseSequence(Construction construction, int N, int c, double eps) {
@@ -61,7 +74,7 @@ Mat<S> BaseSequence(Construction construction, int N, int c, double eps) {
   if (construction == Construction::kEps) {
     const int r_star = (c + N - 1) / N - 1;  // ceil(c / N) - 1
     for (int k = 0; k < c; ++k) {
-      const int q = k / N, p = k % N;  // column k = q N + p
+      const int q = k / N, p = EpsFourierIndex(N, c, k);  // column k = q N + p'
       const S lambda = S(q) - S(r_star) / 2;
       const int m = (p + 1) / 2;  // f_p: p = 0 -> 1, odd p -> cos(2 pi m tau / N), even -> sin
       for (int row = 0; row < rows; ++row) {
@@ -87,7 +100,7 @@ Mat<S> BaseSequence(Construction construction, int N, int c, double eps) {
     for (int k = 0; k < c; ++k) {
       if (!std::isfinite(ToDouble(C(row, k)))) {
         throw NumericalError(ToString(construction) + " construction N = " + std::to_string(N) +
-                             ", c = " + std::to_string(c) + ", eps = " + std::to_string(eps) +
+                             ", c = " + std::to_string(c) + ", eps = " + Num(eps) +
                              ": C(" + std::to_string(row - (N - 1)) + ")[" + std::to_string(k) +
                              "] is not a finite float64 value (eps too large)");
       }
@@ -118,8 +131,7 @@ WindowGroup<S> RankWindows(const std::vector<Mat<S>>& encoders, int j, int N, in
   WindowGroup<S> group;
   for (int i = 0; i < N; ++i) {
     if (i == j) continue;
-    const int s = (((j - 1 - i) % N) + N) % N;  // s_ij, PROTOCOL.md §4
-    Mat<S> W = encoders[i].middleRows(N - 2 - s, c);
+    Mat<S> W = encoders[i].middleRows(N - 2 - HopOffset(i, j, N), c);
     bool found = false;
     for (std::size_t g = 0; g < group.windows.size() && !found; ++g) {
       if (group.windows[g] == W) {
@@ -139,7 +151,8 @@ WindowGroup<S> RankWindows(const std::vector<Mat<S>>& encoders, int j, int N, in
 // the stacked system [sqrt(n_g) W_g^T] X = [sqrt(n_g) I], X = D_j^T, by column-pivoted
 // Householder QR: the same minimiser, without squaring the condition number as forming the Gram
 // matrix would. The QR's numerical rank (Eigen's default threshold, c * unit roundoff relative
-// to the largest pivot) detects a singular Gram matrix.
+// to the largest pivot) detects a Gram matrix that is singular *in this precision*: the ladder
+// (ladder.h) decides between singular and ill-conditioned by trying higher ones.
 template <class S>
 Mat<S> LeastSquaresDecoder(const WindowGroup<S>& group, int j, int N, int c) {
   using std::sqrt;
@@ -152,29 +165,39 @@ Mat<S> LeastSquaresDecoder(const WindowGroup<S>& group, int j, int N, int c) {
   }
   Eigen::ColPivHouseholderQR<Mat<S>> qr(A);
   if (qr.rank() < c) {
-    throw NumericalError("least-squares decoder of rank j = " + std::to_string(j) + " (N = " +
-                         std::to_string(N) + ", c = " + std::to_string(c) +
-                         "): the Gram matrix sum_{i!=j} W_ij W_ij^T (" + std::to_string(c) +
-                         " x " + std::to_string(c) + ") is singular in " + PrecisionName<S>() +
-                         ": numerical rank " + std::to_string(qr.rank()) + " < c = " +
-                         std::to_string(c));
+    throw PrecisionLimit("least-squares decoder of rank j = " + std::to_string(j) + " (N = " +
+                             std::to_string(N) + ", c = " + std::to_string(c) +
+                             "): the Gram matrix sum_{i!=j} W_ij W_ij^T (" + std::to_string(c) +
+                             " x " + std::to_string(c) + ") is singular in " + PrecisionName<S>() +
+                             ": numerical rank " + std::to_string(qr.rank()) + " < c = " +
+                             std::to_string(c),
+                         "numerical rank " + std::to_string(qr.rank()) + " < c = " +
+                             std::to_string(c) + " for rank j = " + std::to_string(j),
+                         true);
   }
   Mat<S> D = qr.solve(B).transpose();
   for (Eigen::Index r = 0; r < D.rows(); ++r) {
     for (Eigen::Index k = 0; k < D.cols(); ++k) {
       if (!std::isfinite(ToDouble(D(r, k)))) {
-        throw NumericalError("least-squares decoder of rank j = " + std::to_string(j) +
-                             ": D_j[" + std::to_string(r) + "][" + std::to_string(k) +
-                             "] is not a finite float64 value (" + PrecisionName<S>() + ")");
+        throw PrecisionLimit("least-squares decoder of rank j = " + std::to_string(j) +
+                                 ": D_j[" + std::to_string(r) + "][" + std::to_string(k) +
+                                 "] is not a finite float64 value (" + PrecisionName<S>() + ")",
+                             "D_j of rank j = " + std::to_string(j) + " overflows float64",
+                             false);
       }
     }
   }
   return D;
 }
 
-// kappa_2(M) = sigma_max / sigma_min over min(rows, cols) singular values; +inf if singular.
-// float64: divide-and-conquer SVD (accurate small singular values). mp50: eigenvalues of
-// M^T M; squaring costs digits, but 50 digits leave >= 10 correct ones up to kappa ~ 1e20.
+// kappa_2(M) = sigma_max / sigma_min over the min(rows, cols) singular values; +inf when M is
+// numerically singular in this precision (sigma_min <= n u sigma_max, the QR's rank rule).
+// float64: divide-and-conquer SVD (accurate small singular values). Multiprecision, where a
+// Jacobi SVD costs 5-10x more: eigenvalues of the Gram matrix G = M^T M. lambda_min(G) carries an
+// absolute error ~ n u lambda_max, so that is trusted only while it leaves 20 digits (kappa below
+// about 1e-10 u^-1/2: 1e15 in 50 digits). Beyond, sigma_min = 1 / ||R^-1||_2 from a Householder
+// QR M = Q R (same singular values; R^-1 by back substitution), accurate to ~ u kappa instead of
+// u kappa^2, so kappa resolves up to ~ u^-1 in every precision of the ladder.
 template <class S>
 double Kappa(const Mat<S>& M) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -186,12 +209,26 @@ double Kappa(const Mat<S>& M) {
     return smax / smin;
   } else {
     using std::sqrt;
-    Mat<S> G = M.transpose() * M;
+    const bool tall = M.rows() >= M.cols();
+    const Eigen::Index n = std::min(M.rows(), M.cols());
+    const Mat<S> G = tall ? Mat<S>(M.transpose() * M) : Mat<S>(M * M.transpose());
     Eigen::SelfAdjointEigenSolver<Mat<S>> eig(G, Eigen::EigenvaluesOnly);
     const auto& ev = eig.eigenvalues();  // ascending
-    const S lmin = ev(0), lmax = ev(ev.size() - 1);
-    if (!(lmin > 0)) return inf;
-    return ToDouble(S(sqrt(lmax / lmin)));
+    const S lmin = ev(0), lmax = ev(n - 1);
+    if (!(lmax > 0)) return inf;  // M = 0
+    const S u = Eigen::NumTraits<S>::epsilon();
+    if (lmin >= S(1e20) * S(n) * u * lmax) return ToDouble(S(sqrt(lmax / lmin)));
+    Eigen::HouseholderQR<Mat<S>> qr(tall ? M : Mat<S>(M.transpose()));
+    const Mat<S> R = qr.matrixQR().topRows(n).template triangularView<Eigen::Upper>();
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (R(k, k) == S(0)) return inf;
+    }
+    const Mat<S> Rinv =
+        R.template triangularView<Eigen::Upper>().solve(Mat<S>::Identity(n, n));
+    Eigen::SelfAdjointEigenSolver<Mat<S>> inv(Rinv.transpose() * Rinv, Eigen::EigenvaluesOnly);
+    const S smax = sqrt(lmax), smin = S(1) / sqrt(inv.eigenvalues()(n - 1));
+    if (!(smin > S(n) * u * smax)) return inf;
+    return ToDouble(S(smax / smin));
   }
 }
 

@@ -1,49 +1,35 @@
-// The engine in 50-significant-digit arithmetic. The only translation unit that instantiates
-// Boost.Multiprecision (compile time).
+// The engine in 50-significant-digit arithmetic (Boost.Multiprecision cpp_bin_float<50>, no
+// allocation per number: the fastest first rung of the precision ladder).
 #include <Eigen/Core>
 #include <boost/multiprecision/cpp_bin_float.hpp>
 #include <limits>
 
+#include "engine.h"
+#include "mp_traits.h"
+
 namespace cerar::design::detail {
 // 50 decimal digits, no expression templates (Eigen expects plain value types).
-using Mp50 = boost::multiprecision::number<boost::multiprecision::cpp_bin_float<50>,
+using Mp50 = boost::multiprecision::number<boost::multiprecision::cpp_bin_float<kMp50Digits>,
                                            boost::multiprecision::et_off>;
-static_assert(std::numeric_limits<Mp50>::digits10 >= 50);
+static_assert(std::numeric_limits<Mp50>::digits10 >= kMp50Digits);
 }  // namespace cerar::design::detail
 
-// Eigen's traits for the 50-digit type. Boost 1.74's boost/multiprecision/eigen.hpp predates
-// Eigen 3.4 (no infinity()/quiet_NaN()), so we provide them; GenericNumTraits takes the rest
-// from std::numeric_limits.
 namespace Eigen {
 template <>
 struct NumTraits<cerar::design::detail::Mp50>
-    : GenericNumTraits<cerar::design::detail::Mp50> {
+    : cerar::design::detail::MpNumTraits<cerar::design::detail::Mp50> {
   using Real = cerar::design::detail::Mp50;
-  using NonInteger = Real;
-  using Literal = Real;
-  using Nested = Real;
-  enum {
-    IsComplex = 0,
-    IsInteger = 0,
-    IsSigned = 1,
-    RequireInitialization = 1,
-    ReadCost = 10,
-    AddCost = 20,
-    MulCost = 40
-  };
-  static Real epsilon() { return std::numeric_limits<Real>::epsilon(); }
-  static Real dummy_precision() { return 1000 * epsilon(); }
-  static Real highest() { return (std::numeric_limits<Real>::max)(); }
-  static Real lowest() { return std::numeric_limits<Real>::lowest(); }
-  static Real infinity() { return std::numeric_limits<Real>::infinity(); }
-  static Real quiet_NaN() { return std::numeric_limits<Real>::quiet_NaN(); }
-  static int digits10() { return std::numeric_limits<Real>::digits10; }
 };
 }  // namespace Eigen
 
 #include "engine_impl.h"
 
 namespace cerar::design::detail {
+
+template <>
+std::string PrecisionName<Mp50>() {
+  return PrecisionName(kMp50Digits);
+}
 
 Derivation DeriveConstructionMp50(Construction construction, int N, int c, double eps) {
   return DeriveConstructionT<Mp50>(construction, N, c, eps);

@@ -31,7 +31,7 @@ std::vector<Window> DistinctWindows(const std::vector<MatrixXd>& E, int j, int N
   std::vector<Window> out;
   for (int i = 0; i < N; ++i) {
     if (i == j) continue;
-    const int s = Mod(j - 1 - i, N);
+    const int s = HopOffset(i, j, N);
     bool found = false;
     for (auto& w : out) {
       if (E[w.i].middleRows(N - 2 - w.s, c) == E[i].middleRows(N - 2 - s, c)) {
@@ -104,7 +104,7 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
       double enc = 0;
       for (int i = 0; i < N; ++i) {
         if (i == j) continue;
-        const int row = t - Mod(j - 1 - i, N);
+        const int row = t - HopOffset(i, j, N);
         Vo[r] += rn2[i][row];
         enc += venc[i][row];
       }

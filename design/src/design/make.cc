@@ -1,22 +1,21 @@
 // Public entry points: constructions, decoders for given encoders, analysis, precision choice.
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 
 #include "cerar/design/toolkit.h"
 #include "cerar/format/errors.h"
+#include "derive.h"
 #include "engine.h"
 #include "error_model.h"
+#include "ladder.h"
+#include "text.h"
 
 namespace cerar::design {
 namespace {
 
-std::string Num(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", x);
-  return buffer;
-}
+using detail::Num;
 
 void CheckNc(int N, int c, const std::string& what) {
   if (N < 2 || N > kMaxN) {
@@ -35,18 +34,73 @@ void CheckNc(int N, int c, const std::string& what) {
   }
 }
 
-// kAuto: float64 first; high precision when float64 fails or can't be trusted.
-template <class F64, class Mp>
-detail::Derivation Derive(Precision precision, const F64& float64, const Mp& mp50) {
-  if (precision == Precision::kFloat64) return float64();
-  if (precision == Precision::kMp50) return mp50();
-  try {
-    detail::Derivation d = float64();
-    if (!NeedsHighPrecision(d.stored)) return d;
-  } catch (const NumericalError&) {
-    // singular or non-finite in float64: decide in mp50
+// float64 figures that cannot be trusted: a non-finite figure, or kappa u64 above 1e-2 of
+// max(err_rms, 1e-8) on some rank. Rounding in the float64 derivation moves the error figures by
+// about kappa_dec u (the least-squares residual's forward error; measured 0.3-2 kappa u,
+// tests/design/precision_test.cc) and the condition numbers by kappa u relative, so this keeps
+// every figure within ~1 % (errors below 1e-8 within 1e-10). The message names the worst rank and
+// says which precision to use instead.
+constexpr double kFloat64TrustLimit = 1e-2;
+constexpr double kFloat64ErrorFloor = 1e-8;
+
+void RefuseUntrustedFloat64(const Figures& f, const std::string& what) {
+  const double u = UnitRoundoff(Arithmetic::kFloat64);
+  std::string figure = "kappa_dec";
+  int rank = 0;
+  double worst = 0;
+  auto look = [&](const std::vector<double>& per_rank, const char* name) {
+    for (std::size_t j = 0; j < per_rank.size(); ++j) {
+      if (!(per_rank[j] <= worst)) worst = per_rank[j], rank = int(j), figure = name;
+    }
+  };
+  look(f.kappa_dec_per_rank, "kappa_dec");
+  look(f.kappa_enc_per_rank, "kappa_enc");
+  const bool finite = std::isfinite(f.err_op) && std::isfinite(f.err_rms) &&
+                      std::isfinite(f.kappa_dec) && std::isfinite(f.kappa_enc);
+  const double scale = std::max(f.err_rms, kFloat64ErrorFloor);
+  if (finite && worst * u <= kFloat64TrustLimit * scale) return;
+  const std::string where = figure + " of rank " + std::to_string(rank);
+  throw NumericalError(
+      what + ": float64 cannot be trusted here: " +
+      (!std::isfinite(worst) ? where + " is +inf in float64 (singular)"
+       : !finite             ? "a figure is not finite in float64"
+                             : where + " is " + Num(worst, 3) +
+                                   " in float64, so rounding moves the error figures by about "
+                                   "kappa * u = " +
+                                   Num(worst * u, 2) + ", more than 1 % of " +
+                                   (f.err_rms >= kFloat64ErrorFloor
+                                        ? "err_rms = " + Num(f.err_rms, 3)
+                                        : "1e-08 (the floor for tiny errors)")) +
+      "; use --precision auto or mp (high precision, certified)");
+}
+
+// float64, refused where untrusted; auto: float64 where NeedsHighPrecision allows, else the
+// ladder; mp50: the ladder.
+template <class At>
+detail::Outcome DeriveIn(Precision precision, int max_digits, const At& at,
+                         const std::string& what) {
+  if (precision == Precision::kFloat64) {
+    detail::Derivation d;
+    try {
+      d = at(detail::kFloat64Digits);
+    } catch (const detail::PrecisionLimit& e) {
+      throw NumericalError(what + ": " + e.what() +
+                           "; float64 cannot tell a singular window from an ill-conditioned one: "
+                           "use --precision auto or mp (high precision, certified)");
+    }
+    RefuseUntrustedFloat64(d.stored, what);
+    return {std::move(d), ""};
   }
-  return mp50();
+  if (precision == Precision::kAuto) {
+    try {
+      detail::Derivation d = at(detail::kFloat64Digits);
+      if (!NeedsHighPrecision(d.stored)) return {std::move(d), ""};
+    } catch (const detail::PrecisionLimit&) {
+      // singular or non-finite in float64: the ladder decides
+    }
+  }
+  detail::Certified c = detail::DeriveCertified(at, max_digits, what);
+  return {std::move(c.derivation), std::move(c.certified_against)};
 }
 
 // Largest relative change between two figures (treats both tiny as equal).
@@ -69,8 +123,8 @@ Design Finish(int N, int c, detail::Derivation d, Provenance provenance, const s
     std::string moved;
     auto compare = [&](const char* name, double exact, double stored) {
       if (RelativeChange(exact, stored) > 1e-3) {
-        moved += std::string(moved.empty() ? "" : ", ") + name + " from " + Num(exact) + " to " +
-                 Num(stored);
+        moved += std::string(moved.empty() ? "" : ", ") + name + " from " + Num(exact, 4) +
+                 " to " + Num(stored, 4);
       }
     };
     compare("err_op", d.exact.err_op, d.stored.err_op);
@@ -90,7 +144,36 @@ Design Finish(int N, int c, detail::Derivation d, Provenance provenance, const s
   return Design::Create(std::move(parts), source);
 }
 
+int FewestDigits(const Figures& f) {
+  int fewest = detail::kMaxCertifiedDigits;
+  for (const auto& [name, digits] : f.certified_digits) fewest = std::min(fewest, digits);
+  return fewest;
+}
+
 }  // namespace
+
+namespace detail {
+
+std::string ConstructionName(const ConstructionOptions& o) {
+  return ToString(o.construction) + " construction N = " + std::to_string(o.N) + ", c = " +
+         std::to_string(o.c) + ", eps = " + Num(o.eps);
+}
+
+Outcome DeriveConstructionIn(const ConstructionOptions& o) {
+  return DeriveIn(
+      o.precision, o.max_digits,
+      [&](int digits) { return DeriveConstruction(digits, o.construction, o.N, o.c, o.eps); },
+      ConstructionName(o));
+}
+
+Outcome DeriveFromEncodersIn(int N, int c, const std::vector<MatrixXd>& encoders,
+                             Precision precision, int max_digits, const std::string& what) {
+  return DeriveIn(
+      precision, max_digits,
+      [&](int digits) { return DeriveFromEncoders(digits, N, c, encoders); }, what);
+}
+
+}  // namespace detail
 
 // Rule (docs/error-model.md): float64 derivation perturbs Delta = D W - I by about
 // u64 kappa^2 (1 + kappa err_op) (least-squares forward error u kappa (1 + kappa * residual),
@@ -126,24 +209,30 @@ Design MakeConstruction(const ConstructionOptions& o) {
     throw InvalidArgument(name + ": eps = 0 with c = " + std::to_string(o.c) + " > N = " +
                           std::to_string(o.N) + "; eps = 0 is allowed only for c <= N");
   }
-  detail::Derivation d = Derive(
-      o.precision,
-      [&] { return detail::DeriveConstructionFloat64(o.construction, o.N, o.c, o.eps); },
-      [&] { return detail::DeriveConstructionMp50(o.construction, o.N, o.c, o.eps); });
+  detail::LadderRungs(o.max_digits);  // checks max_digits before any work
+  detail::Outcome out = detail::DeriveConstructionIn(o);
   Provenance provenance;
   provenance.construction = ToString(o.construction);
   provenance.shift_invariant = true;
   provenance.parameters = {{"eps", o.eps},
-                           {"precision", d.stored.precision},
+                           {"precision", out.derivation.stored.precision},
                            {"requested_precision", ToString(o.precision)}};
-  const std::string source = name + " N = " + std::to_string(o.N) + ", c = " +
-                             std::to_string(o.c) + ", eps = " + Num(o.eps);
-  return Finish(o.N, o.c, std::move(d), std::move(provenance), source);
+  if (!out.certified_against.empty()) {
+    // How the figures were certified (docs/error-model.md): the ladder's two precisions and the
+    // fewest digits in which they agree, over the stored and the exact figures.
+    provenance.parameters["certified_against"] = out.certified_against;
+    provenance.parameters["certified_digits"] =
+        std::min(FewestDigits(out.derivation.stored), FewestDigits(out.derivation.exact));
+    provenance.parameters["max_digits"] = o.max_digits;
+  }
+  return Finish(o.N, o.c, std::move(out.derivation), std::move(provenance),
+                detail::ConstructionName(o));
 }
 
 Design MakeFromEncoders(int N, int c, std::vector<MatrixXd> encoders, Provenance provenance,
-                        Precision precision) {
+                        Precision precision, int max_digits) {
   CheckNc(N, c, "MakeFromEncoders");
+  detail::LadderRungs(max_digits);
   const int L = c + N - 2;
   if (static_cast<int>(encoders.size()) != N) {
     throw InvalidArgument("MakeFromEncoders: " + std::to_string(encoders.size()) +
@@ -162,23 +251,27 @@ Design MakeFromEncoders(int N, int c, std::vector<MatrixXd> encoders, Provenance
                             "] has a non-finite entry");
     }
   }
-  detail::Derivation d = Derive(
-      precision, [&] { return detail::DeriveFromEncodersFloat64(N, c, encoders); },
-      [&] { return detail::DeriveFromEncodersMp50(N, c, encoders); });
   const std::string source = provenance.construction + " design N = " + std::to_string(N) +
                              ", c = " + std::to_string(c);
-  return Finish(N, c, std::move(d), std::move(provenance), source);
+  detail::Outcome out = detail::DeriveFromEncodersIn(N, c, encoders, precision, max_digits, source);
+  return Finish(N, c, std::move(out.derivation), std::move(provenance), source);
 }
 
-Figures Analyse(const Design& design, Precision precision) {
+Figures Analyse(const Design& design, Precision precision, int max_digits) {
   const int N = design.N(), c = design.c();
+  detail::LadderRungs(max_digits);
+  auto at = [&](int digits) {
+    return detail::AnalyseMatrices(digits, N, c, design.encoders(), design.decoders());
+  };
+  const std::string what = "analysis of the design N = " + std::to_string(N) + ", c = " +
+                           std::to_string(c);
   Figures f;
   if (precision == Precision::kMp50) {
-    f = detail::AnalyseMp50(N, c, design.encoders(), design.decoders());
+    f = detail::AnalyseCertified(at, max_digits, what);
   } else {
-    f = detail::AnalyseFloat64(N, c, design.encoders(), design.decoders());
+    f = at(detail::kFloat64Digits);
     if (precision == Precision::kAuto && NeedsHighPrecision(f)) {
-      f = detail::AnalyseMp50(N, c, design.encoders(), design.decoders());
+      f = detail::AnalyseCertified(at, max_digits, what);
     }
   }
   f.predicted_error =

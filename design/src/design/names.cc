@@ -1,4 +1,5 @@
 // Names of the toolkit's enumerations (CLI and file spellings) and unit roundoffs.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -7,11 +8,16 @@
 
 namespace cerar::design {
 
+// "mp" and "mp<digits>" (the names figures carry: "mp50", "mp200") all request the ladder; its
+// top is max_digits, not the name's digits.
 Precision ParsePrecision(const std::string& name) {
   if (name == "float64") return Precision::kFloat64;
-  if (name == "mp50") return Precision::kMp50;
   if (name == "auto") return Precision::kAuto;
-  throw InvalidArgument("precision '" + name + "' is not one of float64, mp50, auto");
+  if (name.rfind("mp", 0) == 0 && name.size() <= 8 &&
+      std::all_of(name.begin() + 2, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    return Precision::kMp50;
+  }
+  throw InvalidArgument("precision '" + name + "' is not one of float64, mp, auto");
 }
 
 std::string ToString(Precision p) {

@@ -43,7 +43,9 @@ double ObjectiveOf(const Figures& f, Objective o) {
 
 // The figures a design carries, in `precision` (re-analysed when it carries others).
 Figures FiguresIn(const Design& d, Precision precision) {
-  if (d.figures() && d.figures()->precision == ToString(precision)) return *d.figures();
+  if (d.figures() && (d.figures()->precision == ToString(precision) ||
+                      (precision == Precision::kMp50 && !d.figures()->certified_digits.empty())))
+    return *d.figures();
   return Analyse(d, precision);
 }
 

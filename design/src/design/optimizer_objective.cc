@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 
+#include "cerar/design/toolkit.h"
 #include "cerar/format/errors.h"
 #include "design/parallel.h"
 
@@ -90,8 +91,7 @@ Evaluator::Evaluator(int N, int c, Parametrisation parametrisation)
     for (int j = 0; j < N; ++j) {
       for (int i = 0; i < N; ++i) {
         if (i == j) continue;
-        const int s = ((j - 1 - i) % N + N) % N;  // s_ij, PROTOCOL.md §4
-        windows_[j].push_back(WindowRef{i * L + N - 2 - s, 1});
+        windows_[j].push_back(WindowRef{i * L + N - 2 - HopOffset(i, j, N), 1});
       }
       encoder_rows_[j] = j * L;
     }
@@ -278,31 +278,11 @@ std::vector<MatrixXd> Evaluator::Encoders(const double* x) const {
   return E;
 }
 
+// The toolkit's eps construction (engine_impl.h, its one implementation), row-major: the
+// shift-invariant layout of Evaluator.
 Eigen::VectorXd EpsBaseSequence(int N, int c, double eps) {
-  if (N < 2 || c < 1 || !(eps >= 0) || !std::isfinite(eps))
-    throw InvalidArgument("eps construction: N = " + std::to_string(N) +
-                          ", c = " + std::to_string(c) + ", eps = " + std::to_string(eps) +
-                          "; expected N >= 2, c >= 1, finite eps >= 0");
-  const int L = c + N - 2, rows = L + N - 1;
-  const int r_star = (c + N - 1) / N - 1;  // ceil(c / N) - 1
-  // Real Fourier basis of period N: f_0 = 1, then cos/sin pairs (cos only when 2m = N).
-  std::vector<std::pair<int, bool>> basis{{0, true}};  // (m, is_cos)
-  for (int m = 1; m <= N / 2; ++m) {
-    basis.push_back({m, true});
-    if (2 * m != N) basis.push_back({m, false});
-  }
-  Eigen::VectorXd x(rows * c);
-  for (int row = 0; row < rows; ++row) {
-    const double tau = row - (N - 1);
-    for (int k = 0; k < c; ++k) {
-      const int q = k / N, p = k % N;
-      const double lambda = q - r_star / 2.0;
-      const auto [m, is_cos] = basis[p];
-      const double phase = 2 * std::numbers::pi * m * tau / N;
-      x(row * c + k) = std::exp(eps * lambda * tau) * (is_cos ? std::cos(phase) : std::sin(phase));
-    }
-  }
-  return x;
+  const MatrixXd C = BaseSequence(Construction::kEps, N, c, eps);
+  return Eigen::Map<const Eigen::VectorXd>(C.data(), C.size());
 }
 
 Eigen::VectorXd ShiftInvariantToPerRank(int N, int c, const Eigen::VectorXd& base) {

@@ -115,6 +115,18 @@ void CheckFigures(const Figures& f, const std::string& name, int N, const std::s
     Fail(source, name + ".precision is \"" + f.precision +
                      "\", expected \"float64\" or \"mp<digits>\" (e.g. \"mp50\")");
   }
+  for (const auto& [figure, digits] : f.certified_digits) {
+    if (figure != "err_op" && figure != "err_rms" && figure != "kappa_dec" &&
+        figure != "kappa_enc") {
+      CheckText(figure, name + ".certified_digits key", source);
+      Fail(source, name + ".certified_digits names \"" + figure +
+                       "\", expected err_op, err_rms, kappa_dec or kappa_enc");
+    }
+    if (digits < 0 || digits > 17) {
+      Fail(source, name + ".certified_digits[\"" + figure + "\"] = " + std::to_string(digits) +
+                       ", expected 0 ... 17 (significant digits of a float64)");
+    }
+  }
   for (const auto& [arithmetic, value] : f.predicted_error) {
     if (arithmetic.empty()) Fail(source, name + ".predicted_error has an empty arithmetic name");
     CheckText(arithmetic, name + ".predicted_error key", source);

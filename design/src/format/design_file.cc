@@ -123,7 +123,12 @@ class Reader {
     static const std::set<std::string> kKeys = {
         "err_op", "err_rms", "kappa_dec", "kappa_enc", "err_op_per_rank", "err_rms_per_rank",
         "kappa_dec_per_rank", "kappa_enc_per_rank", "precision", "predicted_error"};
-    CheckKeys(j, name, kKeys, kKeys);
+    static const std::set<std::string> kAllowedKeys = [] {
+      std::set<std::string> keys = kKeys;
+      keys.insert("certified_digits");  // optional: certified high-precision figures only
+      return keys;
+    }();
+    CheckKeys(j, name, kAllowedKeys, kKeys);
     Figures f;
     f.err_op = Figure(j["err_op"], name + ".err_op");
     f.err_rms = Figure(j["err_rms"], name + ".err_rms");
@@ -142,6 +147,23 @@ class Reader {
       f.predicted_error[it.key()] =
           Figure(it.value(), name + ".predicted_error[\"" + it.key() + "\"]");
     }
+    if (j.contains("certified_digits")) {
+      const json& certified = j["certified_digits"];
+      const std::string where = name + ".certified_digits";
+      if (version_ < 2) Fail(where + " needs format version 2, the file says " + std::to_string(version_));
+      if (!certified.is_object()) {
+        Fail(where + " is " + Describe(certified) + ", expected an object");
+      }
+      for (auto it = certified.begin(); it != certified.end(); ++it) {
+        const std::int64_t digits =
+            Integer(it.value(), where + "[\"" + it.key() + "\"]");
+        if (digits < 0 || digits > 17) {
+          Fail(where + "[\"" + it.key() + "\"] = " + std::to_string(digits) +
+               ", expected 0 ... 17");
+        }
+        f.certified_digits[it.key()] = int(digits);
+      }
+    }
     return f;
   }
 
@@ -154,10 +176,12 @@ class Reader {
     }
     if (!doc.contains("version")) Fail("missing member \"version\"");
     const std::int64_t version = Integer(doc["version"], "version");
-    if (version != kDesignFormatVersion) {
+    if (version < kOldestDesignFormatVersion || version > kDesignFormatVersion) {
       Fail("format version " + std::to_string(version) + " is not supported (this build reads " +
-           "version " + std::to_string(kDesignFormatVersion) + ")");
+           "versions " + std::to_string(kOldestDesignFormatVersion) + " to " +
+           std::to_string(kDesignFormatVersion) + ")");
     }
+    version_ = version;
     static const std::set<std::string> kAllowed = {
         "format", "version", "N", "c", "L", "provenance", "figures", "exact_figures", "notes",
         "encoders", "decoders", "integrity"};
@@ -229,6 +253,7 @@ class Reader {
 
  private:
   std::string source_;
+  mutable std::int64_t version_ = kDesignFormatVersion;
 };
 
 json FigureJson(double v) {
@@ -257,6 +282,7 @@ json FiguresJson(const Figures& f) {
   for (const auto& [arithmetic, value] : f.predicted_error) {
     j["predicted_error"][arithmetic] = FigureJson(value);
   }
+  if (!f.certified_digits.empty()) j["certified_digits"] = f.certified_digits;
   return j;
 }
 
@@ -308,7 +334,10 @@ std::string SerializeDesign(const Design& design) {
   const DesignParts& p = design.parts();
   json doc = json::object();
   doc["format"] = kFormatName;
-  doc["version"] = kDesignFormatVersion;
+  // The oldest version that expresses the file (docs/design-format.md, Versioning).
+  const bool certified = (p.figures && !p.figures->certified_digits.empty()) ||
+                         (p.exact_figures && !p.exact_figures->certified_digits.empty());
+  doc["version"] = certified ? kDesignFormatVersion : kOldestDesignFormatVersion;
   doc["N"] = p.N;
   doc["c"] = p.c;
   doc["L"] = design.L();

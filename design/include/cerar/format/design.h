@@ -35,8 +35,14 @@ struct Figures {
   double kappa_enc = 0;  // max_i kappa_2(E_i)
   std::vector<double> err_op_per_rank, err_rms_per_rank;
   std::vector<double> kappa_dec_per_rank, kappa_enc_per_rank;
-  // Arithmetic the figures were computed in: "float64" or "mp50" (50 significant digits).
+  // Arithmetic the figures were computed in: "float64" or "mp<digits>" ("mp50": 50 significant
+  // digits).
   std::string precision = "float64";
+  // Digits certified by the precision ladder (docs/error-model.md): figure name ("err_op",
+  // "err_rms", "kappa_dec", "kappa_enc") -> significant digits in which two analyses at
+  // different precisions agree, over the headline and every per-rank value, at most 15 (what a
+  // float64 figure carries). Empty: not certified (float64 analysis, or an older file).
+  std::map<std::string, int> certified_digits;
   // Predicted relative error of a run in a given arithmetic ("float32", "float64"):
   // approximation error plus rounding amplified by conditioning (docs/error-model.md).
   // Empty when not computed.

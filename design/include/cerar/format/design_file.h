@@ -8,7 +8,11 @@
 
 namespace cerar {
 
-inline constexpr int kDesignFormatVersion = 1;
+// Version 2 adds figures.certified_digits (certified high-precision figures). Writers write
+// version 1 whenever a file does not use it, so files without certified figures stay readable
+// by version-1 readers; readers accept both.
+inline constexpr int kDesignFormatVersion = 2;
+inline constexpr int kOldestDesignFormatVersion = 1;
 
 // Loads and validates a design file. Every failure throws (IoError for unreadable files,
 // DesignError for anything else) with one line naming the file and what is wrong. Nothing

@@ -3,6 +3,7 @@
 // end) on random data and measure what it does. The library call behind `cerar simulate`.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "cerar/format/design.h"
@@ -25,9 +26,9 @@ struct SimulateResult {
   // — the same "max over ranks" as the design's err_rms, which it should reproduce.
   double measured_err_rms = 0;
   std::vector<double> err_per_rank;
-  // The design's err_rms (its stored figures; computed from the windows in float64 when the
-  // design carries no figures).
-  double predicted_err_rms = 0;
+  // The err_rms the design records (its figures), which the measurement should reproduce; NaN
+  // when it records none. The runtime does not analyse designs: cerar::design::Analyse does.
+  double recorded_err_rms = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t bytes_sent_per_rank = 0;       // measured by the transport, max over ranks
   std::uint64_t ring_bytes_sent_per_rank = 0;  // same for the exact ring (0 if not run)
   std::uint64_t workspace_bytes = 0;           // coded engine, per rank
@@ -37,9 +38,5 @@ struct SimulateResult {
 };
 
 SimulateResult Simulate(const Design& design, const SimulateOptions& options);
-
-// err_rms of PROTOCOL.md §5 computed from the design's matrices in float64:
-// max_j ||[D_j W_ij - I]_{i != j}||_F / sqrt(N c).
-double ErrRmsFromMatrices(const Design& design);
 
 }  // namespace cerar
