@@ -7,7 +7,10 @@
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
+#include "cli_util.h"
 #include "commands.h"
+#include "cost.h"
 
 namespace cerar::cli {
 
@@ -20,11 +23,16 @@ void AddValidateCommand(CLI::App& app) {
   cmd->add_option("--precision", *precision, "arithmetic of the re-derivation: mp50 | float64")
       ->capture_default_str();
   cmd->callback([path, precision] {
-    Design design = LoadDesign(*path);
-    if (!design.figures()) throw DesignError("design file " + *path + ": no figures recorded");
+    Design design = LoadDesign(*path, DesignLoadOptions());
+    const std::string shown = Printable(*path, 1024);
+    if (!design.figures()) throw DesignError("design file " + shown + ": no figures recorded");
     const Figures& recorded = *design.figures();
-    const Figures derived = design::Analyse(design, design::ParsePrecision(*precision));
-    std::cout << "file        " << *path << ": format, shapes, values and integrity OK\n";
+    const design::Precision arithmetic = design::ParsePrecision(*precision);
+    CheckCost("validate of N = " + std::to_string(design.N()) + ", c = " +
+                  std::to_string(design.c()) + " in " + *precision,
+              AnalysisCost(design.N(), design.c(), arithmetic != design::Precision::kFloat64));
+    const Figures derived = design::Analyse(design, arithmetic);
+    std::cout << "file        " << shown << ": format, shapes, values and integrity OK\n";
     std::cout << "figures     recorded (" << recorded.precision << ")  vs  re-derived ("
               << derived.precision << ")\n";
     std::string differing;
@@ -35,7 +43,7 @@ void AddValidateCommand(CLI::App& app) {
     }
     std::fflush(stdout);
     if (!differing.empty())
-      throw DesignError("design file " + *path + ": recorded figures differ from re-derived (" +
+      throw DesignError("design file " + shown + ": recorded figures differ from re-derived (" +
                         differing + ")");
     std::cout << "valid\n";
   });

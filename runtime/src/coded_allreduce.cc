@@ -49,6 +49,7 @@
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/schedule.h"
+#include "checked_size.h"
 
 namespace cerar {
 
@@ -60,6 +61,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   // zero-length Step throws for the others, before any communication.
   backend.Step(options.dtype, nullptr, nullptr, nullptr, nullptr, nullptr, 0);
   const std::size_t es = SizeOf(options.dtype);
+  detail::CheckedMul(count, es, "coded all-reduce: count " + std::to_string(count));
   detail::SegmentColumns(options, es);
   if (transport.memory_space() != backend.memory_space())
     throw InvalidArgument("coded all-reduce: transport and back end use different memory spaces");

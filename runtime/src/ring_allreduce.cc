@@ -15,6 +15,7 @@
 #include "agreement.h"
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
+#include "checked_size.h"
 
 namespace cerar {
 namespace {
@@ -71,6 +72,9 @@ RingAllReduce::RingAllReduce(Transport& transport, std::size_t count, AllReduceO
     throw InvalidArgument("ring all-reduce: host memory only (transport works on device memory)");
   detail::CheckRunAgreement(transport, count, options);
   const std::size_t N = transport.size();
+  // The buffer (count elements) and the bytes sent (about 2·count elements) must be sizes.
+  detail::CheckedMul(count, 2 * SizeOf(options.dtype),
+                     "ring all-reduce: count " + std::to_string(count));
   // [one chunk of scratch for reduce-scatter][N elements for the remainder pass]
   scratch_.resize((std::max<std::size_t>(count / N, 1) + N) * SizeOf(options.dtype));
 }
