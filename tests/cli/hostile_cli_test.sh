@@ -8,11 +8,7 @@ set -uo pipefail
 cerar=$1
 root=$2
 sanitized=${3:-}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/harness.sh"
 
 # expect_error NAME WORDS -- ARGS: exit 2, one stderr line holding WORDS, no control characters.
 expect_error() {
@@ -149,5 +145,4 @@ for file in "$root"/tests/fuzz/regression/*; do
 done
 ok "regression corpus: validate, report, simulate each refuse every file with one line"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
