@@ -195,6 +195,17 @@ def _check(doc, fail):
              "stored %s, computed %s" % (stored, computed))
 
 
+def _object_without_duplicates(pairs):
+    """A JSON object; a member named twice is refused (a last-wins and a first-wins reader
+    would otherwise see two different designs in one file)."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError("duplicate member %r" % key)
+        obj[key] = value
+    return obj
+
+
 def load(path):
     """Loads and fully verifies a design file; returns the document as a dict."""
     def fail(what):
@@ -208,7 +219,8 @@ def load(path):
     if not text.strip():
         fail("file is empty")
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant,
+                         object_pairs_hook=_object_without_duplicates)
     except (ValueError, RecursionError) as e:
         fail("not valid JSON (truncated or corrupted?): %s" % e)
     try:

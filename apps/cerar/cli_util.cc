@@ -1,45 +1,82 @@
 #include "cli_util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
-#include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
+#include "watchdog.h"
 
 namespace cerar::cli {
 
-void RequireWritable(const std::string& path) {
+void RequireWritable(const std::string& path, bool force) {
   namespace fs = std::filesystem;
   if (path.empty()) return;
+  const std::string shown = Printable(path, 1024);
   fs::path p(path);
   fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw IoError("output " + path + ": folder " + dir.string() + " does not exist");
-  if (fs::is_directory(p, ec)) throw IoError("output " + path + " is a folder, expected a file");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw IoError("output " + path + ": folder " + dir.string() + " is not writable");
-}
-
-void Emit(const std::string& text, const std::string& path) {
-  if (path.empty()) {
-    std::cout << text << std::flush;
-  } else {
-    WriteFileAtomically(path, text);
+  if (!fs::is_directory(dir, ec)) {
+    throw IoError("output " + shown + ": folder " + Printable(dir.string(), 1024) +
+                  " does not exist");
+  }
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) throw IoError("output " + shown + " is a folder, expected a file");
+    if (!S_ISREG(info.st_mode)) {
+      throw IoError("output " + shown + " exists and is not a regular file (" +
+                    (S_ISLNK(info.st_mode) ? "a symbolic link" : "a FIFO, device or socket") +
+                    "); cerar writes only regular files");
+    }
+    if (!force) throw IoError("output " + shown + " exists; pass --force to replace it");
+    if ((info.st_mode & 0222) == 0) {
+      throw IoError("output " + shown + " is read-only; cerar does not replace it");
+    }
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw IoError("output " + shown + ": folder " + Printable(dir.string(), 1024) +
+                  " is not writable");
   }
 }
 
-}  // namespace cerar::cli
-
-namespace cerar::cli {
+void Emit(const std::string& text, const std::string& path, bool force) {
+  Watchdog::StandDown();  // the result is complete: never cut its output short
+  if (path.empty()) {
+    std::cout << text << std::flush;
+  } else {
+    WriteFileAtomically(path, text, ReplaceMode(force));
+  }
+}
 
 std::string Number(double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", value);
   return buf;
+}
+
+const CLI::Validator& NonNegativeInteger() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "expected a non-negative integer, got an empty value";
+        for (const char ch : text) {
+          if (!std::isdigit(static_cast<unsigned char>(ch))) {
+            return "expected a non-negative integer, got \"" + Printable(text, 40) + "\"";
+          }
+        }
+        return "";
+      },
+      "UINT");
+  return validator;
+}
+
+LoadOptions& DesignLoadOptions() {
+  static LoadOptions options;
+  return options;
 }
 
 }  // namespace cerar::cli

@@ -1,21 +1,30 @@
 #pragma once
 // Small helpers shared by the subcommands.
+#include <CLI/CLI.hpp>
 #include <string>
+
+#include "cerar/format/design_file.h"
 
 namespace cerar::cli {
 
 // Fails early (before any long computation) when `path` cannot be written: its folder must exist
-// and be writable. The write itself is atomic (WriteFileAtomically / SaveDesign).
-void RequireWritable(const std::string& path);
+// and be writable, and only a regular, writable file may be there, replaced only with `force`
+// (--force). The write itself is atomic (WriteFileAtomically / SaveDesign) and checks again.
+void RequireWritable(const std::string& path, bool force);
+
+// How an output file may be replaced: an existing one only with --force.
+inline Replace ReplaceMode(bool force) { return force ? Replace::kRegularFile : Replace::kNever; }
 
 // Prints `text` to stdout, or writes it atomically to `path` when it is not empty.
-void Emit(const std::string& text, const std::string& path);
-
-}  // namespace cerar::cli
-
-namespace cerar::cli {
+void Emit(const std::string& text, const std::string& path, bool force);
 
 // A double as the user would write it ("1e-05", "-1", "nan"), for messages.
 std::string Number(double value);
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1: this validator accepts only digits.
+const CLI::Validator& NonNegativeInteger();
+
+// Load options from the global --max-file-mib (main.cc sets them before any command runs).
+LoadOptions& DesignLoadOptions();
 
 }  // namespace cerar::cli

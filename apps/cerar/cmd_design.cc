@@ -8,9 +8,12 @@
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "cost.h"
 #include "report.h"
+#include "watchdog.h"
 
 namespace cerar::cli {
 namespace {
@@ -24,6 +27,7 @@ struct DesignArgs {
   std::string precision = "auto";
   int max_digits = design::kDefaultMaxDigits;
   std::string output;
+  bool force = false;
   bool json = false;
   // --construction optimized (design/include/cerar/design/optimizer.h)
   double kappa_max = std::nan("");
@@ -92,9 +96,13 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("--kappa-max", args->kappa_max,
                   "optimized: bound on kappa_dec and kappa_enc (>= 1)");
   cmd->add_option("--objective", args->objective, "optimized: rms | op")->capture_default_str();
-  cmd->add_option("--time-limit", args->time_limit, "optimized: seconds (> 0)")
+  cmd->add_option("--time-limit", args->time_limit,
+                  "optimized: seconds of search (> 0); the final analysis in --precision comes "
+                  "after it (cerar --timeout bounds the whole command)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "optimized: seed")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "optimized: seed")
+      ->check(NonNegativeInteger())
+      ->capture_default_str();
   cmd->add_option("--max-evaluations", args->max_evaluations,
                   "optimized: evaluation budget (the reproducible stop)")
       ->capture_default_str();
@@ -119,6 +127,7 @@ void AddDesignCommand(CLI::App& app) {
                   "highest working precision of the ladder, in significant digits (>= 50)")
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
+  cmd->add_flag("--force", args->force, "replace an existing output file");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
   cmd->callback([args, continuation_opt, memory_opt, eps_opt, tune_opt] {
     if (memory_opt->count() > 0 && args->lbfgs_memory < -1)
@@ -138,11 +147,34 @@ void AddDesignCommand(CLI::App& app) {
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
       throw InvalidArgument("--eps " + Number(args->eps) +
                             ": eps must be finite and >= 0");
-    RequireWritable(args->output);
+    RequireWritable(args->output, args->force);
+    if (WithinDesignLimits(args->N, args->c)) {
+      // The final analysis (float64 unless mp50 is asked for: auto goes to mp50 only when
+      // float64 cannot be trusted), after a float64 search when tuning; the optimiser's own
+      // search is bounded by --time-limit and its final analysis is in mp50.
+      const bool mp50 = design::ParsePrecision(args->precision) == design::Precision::kMp50 ||
+                        (optimized && args->precision == "auto");
+      Cost cost = AnalysisCost(args->N, args->c, mp50);
+      if (!args->tune.empty()) cost.seconds += 30 * AnalysisCost(args->N, args->c, false).seconds;
+      if (optimized) cost.seconds *= kOptimizerFinishAnalyses;
+      if (!args->output.empty()) cost.bytes += FileWriteBytes(args->N, args->c);
+      const std::string what = "design -N " + std::to_string(args->N) + " -c " +
+                               std::to_string(args->c) +
+                               (optimized ? " after its --time-limit search" : "");
+      CheckCost(what, cost);
+      if (optimized && cost.seconds > 10 && cost.seconds <= 60) {
+        std::cerr << "cerar: note: --time-limit bounds the search; the final analysis in mp50 "
+                     "comes after it (about " << Number(cost.seconds) << " s here, "
+                     "docs/hardening.md)\n";
+      }
+    }
     Design design = BuildDesign(*args);
-    if (!args->output.empty()) SaveDesign(design, args->output);
+    Watchdog::StandDown();  // the design is complete: write it whole
+    if (!args->output.empty()) SaveDesign(design, args->output, ReplaceMode(args->force));
     std::cout << (args->json ? ReportJson(design).dump(2) + "\n" : ReportText(design));
-    if (!args->output.empty() && !args->json) std::cout << "wrote       " << args->output << "\n";
+    if (!args->output.empty() && !args->json) {
+      std::cout << "wrote       " << Printable(args->output, 1024) << "\n";
+    }
   });
 }
 

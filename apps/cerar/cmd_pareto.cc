@@ -27,6 +27,7 @@ struct ParetoArgs {
   double continuation_from = design::OptimizeOptions::kContinuationAuto;
   bool csv = false;
   std::string output;
+  bool force = false;
 };
 
 // "FROM:TO" or a single value.
@@ -68,7 +69,9 @@ void AddParetoCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-evaluations", a->max_evaluations, "evaluations per optimised point")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "optimiser seed")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "optimiser seed")
+      ->check(NonNegativeInteger())
+      ->capture_default_str();
   cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
       ->capture_default_str();
   cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
@@ -79,6 +82,7 @@ void AddParetoCommand(CLI::App& app) {
                 "optimise one encoder per rank (else shift-invariant C)");
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
+  cmd->add_flag("--force", a->force, "replace an existing output file");
   cmd->callback([a, continuation_opt] {
     if (continuation_opt->count() > 0 &&
         !(std::isfinite(a->continuation_from) && a->continuation_from >= 0))
@@ -89,7 +93,7 @@ void AddParetoCommand(CLI::App& app) {
       throw InvalidArgument("pareto: --points " + std::to_string(a->points) +
                             " must be in [1, 1000]");
     if (from == to) a->points = 1;
-    RequireWritable(a->output);
+    RequireWritable(a->output, a->force);
     design::ParetoOptions po;
     po.optimize = !a->no_optimize;
     po.objective = design::ParseObjective(a->objective);
@@ -138,7 +142,7 @@ void AddParetoCommand(CLI::App& app) {
         out << line;
       }
     }
-    Emit(out.str(), a->output);
+    Emit(out.str(), a->output, a->force);
   });
 }
 

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cerar/format/design_file.h"
+#include "cli_util.h"
 #include "commands.h"
 #include "report.h"
 
@@ -14,7 +15,7 @@ void AddReportCommand(CLI::App& app) {
   cmd->add_option("file", *path, "design file")->required();
   cmd->add_flag("--json", *json, "one JSON object (figures under the names of PROTOCOL.md §5)");
   cmd->callback([path, json] {
-    Design design = LoadDesign(*path);
+    Design design = LoadDesign(*path, DesignLoadOptions());
     std::cout << (*json ? ReportJson(design).dump(2) + "\n" : ReportText(design));
   });
 }

@@ -7,6 +7,8 @@
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
 #include "cerar/runtime/simulate.h"
+#include "cerar/format/printable.h"
+#include "cli_util.h"
 #include "commands.h"
 
 namespace cerar::cli {
@@ -29,7 +31,9 @@ void AddSimulateCommand(CLI::App& app) {
   cmd->add_option("file", a->path, "design file")->required();
   cmd->add_option("--count", a->count, "elements per rank (>= 0)")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "f32 | f64")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "random seed")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "random seed")
+      ->check(NonNegativeInteger())
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "one JSON object");
   cmd->callback([a] {
     if (a->count < 0)
@@ -38,11 +42,12 @@ void AddSimulateCommand(CLI::App& app) {
     if (a->dtype == "f32") dtype = DType::kFloat32;
     else if (a->dtype == "f64") dtype = DType::kFloat64;
     else throw InvalidArgument("simulate: --dtype '" + a->dtype + "' must be f32 or f64");
-    Design design = LoadDesign(a->path);
+    Design design = LoadDesign(a->path, DesignLoadOptions());
     SimulateOptions options;
     options.count = static_cast<std::size_t>(a->count);
     options.dtype = dtype;
     options.seed = a->seed;
+    CheckSimulateFits(design, options, "--count");  // before anything is allocated
     SimulateResult r = Simulate(design, options);
     if (a->json) {
       nlohmann::json j;
@@ -66,7 +71,8 @@ void AddSimulateCommand(CLI::App& app) {
       return;
     }
     const double d_bytes = double(a->count) * (dtype == DType::kFloat32 ? 4 : 8);
-    std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n", a->path.c_str(),
+    std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n",
+                Printable(a->path, 1024).c_str(),
                 design.N(), design.c(), a->count, a->dtype.c_str(),
                 static_cast<unsigned long long>(a->seed));
     std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",

@@ -7,6 +7,7 @@
 #include "cerar/format/errors.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "cost.h"
 
 namespace cerar::cli {
 namespace {
@@ -20,6 +21,7 @@ struct SweepArgs {
   int max_digits = design::kDefaultMaxDigits;
   bool csv = false;
   std::string output;
+  bool force = false;
 };
 
 double Predicted(const Figures& f, const std::string& arith) {
@@ -43,6 +45,7 @@ void AddSweepCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
+  cmd->add_flag("--force", a->force, "replace an existing output file");
   cmd->callback([a] {
     if (!(std::isfinite(a->eps_from) && a->eps_from > 0 && std::isfinite(a->eps_to) &&
           a->eps_to >= a->eps_from))
@@ -51,7 +54,14 @@ void AddSweepCommand(CLI::App& app) {
     if (a->points < 1 || a->points > 10000)
       throw InvalidArgument("sweep: --points " + std::to_string(a->points) +
                             " must be in [1, 10000]");
-    RequireWritable(a->output);
+    RequireWritable(a->output, a->force);
+    if (WithinDesignLimits(a->N, a->c)) {
+      Cost cost = AnalysisCost(a->N, a->c, a->precision == "mp50");
+      cost.seconds *= a->points;
+      CheckCost("sweep of " + std::to_string(a->points) + " designs at N = " +
+                    std::to_string(a->N) + ", c = " + std::to_string(a->c),
+                cost);
+    }
     auto sweep = design::Sweep(design::ParseConstruction(a->construction), a->N, a->c,
                                a->eps_from, a->eps_to, a->points,
                                design::ParsePrecision(a->precision), a->max_digits);
@@ -81,7 +91,7 @@ void AddSweepCommand(CLI::App& app) {
       }
       out << line;
     }
-    Emit(out.str(), a->output);
+    Emit(out.str(), a->output, a->force);
   });
 }
 

@@ -10,8 +10,10 @@
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "cost.h"
 
 namespace cerar::cli {
 namespace {
@@ -40,14 +42,19 @@ void AddValidateCommand(CLI::App& app) {
                   "highest working precision of the ladder, in significant digits (>= 50)")
       ->capture_default_str();
   cmd->callback([path, precision, max_digits] {
-    Design design = LoadDesign(*path);
-    if (!design.figures()) throw DesignError("design file " + *path + ": no figures recorded");
+    Design design = LoadDesign(*path, DesignLoadOptions());
+    const std::string shown = Printable(*path, 1024);
+    if (!design.figures()) throw DesignError("design file " + shown + ": no figures recorded");
+    const design::Precision arithmetic = design::ParsePrecision(*precision);
+    CheckCost("validate of N = " + std::to_string(design.N()) + ", c = " +
+                  std::to_string(design.c()) + " in " + *precision,
+              AnalysisCost(design.N(), design.c(), arithmetic != design::Precision::kFloat64));
     const auto start = std::chrono::steady_clock::now();
     const design::Validation v =
-        design::Validate(design, design::ParsePrecision(*precision), *max_digits);
+        design::Validate(design, arithmetic, *max_digits);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "file        " << *path << ": format, shapes, values and integrity OK\n";
+    std::cout << "file        " << shown << ": format, shapes, values and integrity OK\n";
     std::cout << "recorded    " << Certification(*design.figures()) << "\n";
     std::cout << "re-derived  " << Certification(v.derived) << " (" << Number(seconds) << " s)\n";
     if (v.derived_exact) std::cout << "exact       " << Certification(*v.derived_exact) << "\n";
@@ -61,7 +68,7 @@ void AddValidateCommand(CLI::App& app) {
     }
     std::fflush(stdout);
     if (!differing.empty())
-      throw DesignError("design file " + *path +
+      throw DesignError("design file " + shown +
                         ": recorded figures differ from re-derived beyond their digits (" +
                         differing + ")");
     std::cout << "valid\n";

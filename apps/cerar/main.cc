@@ -1,24 +1,80 @@
 // cerar — the design toolkit's command line: design, validate, report, sweep, simulate, pareto.
 // Every failure is one line on stderr and exit code 2; --help exits 0.
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
+#include <system_error>
 
 #include "cerar/design/optimizer.h"
-#include "commands.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "watchdog.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// Every option that takes a value refuses an empty one: CLI11 would read --eps "" as 0.
+void RefuseEmptyValues(CLI::App& app) {
+  static const CLI::Validator not_empty(
+      [](std::string& text) { return text.empty() ? std::string("empty value") : std::string(); },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size_max() > 0) option->check(not_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) RefuseEmptyValues(*sub);
+}
+
+// The error line: escaped (file names, member names and arguments come from outside) and one
+// line whatever the message holds.
+int Fail(const std::string& message) {
+  std::cerr << "cerar: " << cerar::Printable(message, 4096) << "\n";
+  return 2;
+}
+
+int Run(int argc, char** argv) {
   // The optimiser's evaluations churn through temporaries (cerar/design/optimizer.h).
   cerar::design::KeepAllocatorMemory();
   CLI::App app{"cerar: coded approximate ring all-reduce — make, judge and run designs"};
   app.require_subcommand(1);
+  app.fallthrough();  // the global options below may follow the subcommand
+  double timeout = 0;
+  double max_file_mib = double(cerar::kDefaultMaxDesignFileBytes >> 20);
+  auto* timeout_opt = app.add_option(
+      "--timeout", timeout,
+      "stop with an error (exit 2) after this many seconds; no partial output is left");
+  auto* max_file_opt = app.add_option("--max-file-mib", max_file_mib,
+                                      "largest design file read, in MiB (docs/design-format.md)")
+                           ->capture_default_str();
   cerar::cli::AddDesignCommand(app);
   cerar::cli::AddValidateCommand(app);
   cerar::cli::AddReportCommand(app);
   cerar::cli::AddSweepCommand(app);
   cerar::cli::AddSimulateCommand(app);
   cerar::cli::AddParetoCommand(app);
+  RefuseEmptyValues(app);
+  // After parsing, before the command runs: check and apply the global options.
+  app.parse_complete_callback([&] {
+    if (max_file_opt->count() > 0 && !(max_file_mib >= 1 && max_file_mib <= 1 << 20)) {
+      throw cerar::InvalidArgument("--max-file-mib " + cerar::cli::Number(max_file_mib) +
+                                   ": expected 1 to 1048576 (MiB)");
+    }
+    cerar::cli::DesignLoadOptions().max_file_bytes =
+        static_cast<std::uint64_t>(max_file_mib * (1 << 20));
+    if (timeout_opt->count() > 0) {
+      if (!(std::isfinite(timeout) && timeout > 0)) {
+        throw cerar::InvalidArgument("--timeout " + cerar::cli::Number(timeout) +
+                                     ": expected a finite number of seconds > 0");
+      }
+      cerar::cli::Watchdog::Start(
+          timeout, "stopped by --timeout " + cerar::cli::Number(timeout) +
+                       " s before the command finished (nothing was written)");
+    }
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,12 +84,38 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "cerar: " << e.what() << " (see cerar --help)\n";
-    return 2;
-  } catch (const std::exception& e) {
-    // cerar::Error subclasses, CliError, and anything unexpected: one line, exit 2.
-    std::cerr << "cerar: " << e.what() << "\n";
-    return 2;
+    return Fail(std::string(e.what()) + " (see cerar --help)");
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int status;
+  try {
+    status = Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    status = Fail("out of memory: the request needs more memory than this process can allocate");
+  } catch (const std::length_error& e) {
+    status = Fail(std::string("request too large to allocate (") + e.what() + ")");
+  } catch (const std::system_error& e) {
+    // Thread creation and other system calls the standard library makes.
+    status = Fail(std::string("system error: ") + e.what());
+  } catch (const std::exception& e) {
+    // cerar::Error subclasses, CliError, and anything unexpected: one line, exit 2.
+    status = Fail(e.what());
+  }
+  cerar::cli::Watchdog::StandDown();
+  // Output that could not be written is a failure too (`cerar report F > /dev/full`).
+  errno = 0;
+  std::cout.flush();  // with stdio sync, this is fflush(stdout): keep its errno
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (!flushed || std::ferror(stdout) || !std::cout) {
+    const std::string why = error ? std::strerror(error) : "write error";
+    std::cerr << "cerar: cannot write to standard output (" << why << ")\n";
+    return 2;
+  }
+  return status;
 }

@@ -49,6 +49,7 @@
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/schedule.h"
+#include "checked_size.h"
 
 namespace cerar {
 
@@ -77,6 +78,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
       options_(options) {
   detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce");
   const std::size_t es = SizeOf(options.dtype);
+  detail::CheckedMul(count, es, "coded all-reduce: count " + std::to_string(count));
   detail::MaxSegmentColumns(options, es);
   if (options.send_slots < 1)
     throw InvalidArgument("coded all-reduce: send_slots = " + std::to_string(options.send_slots) +

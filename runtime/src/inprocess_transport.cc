@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "cerar/format/errors.h"
@@ -251,16 +252,30 @@ std::vector<std::exception_ptr> RunInProcess(int size,
   std::vector<std::unique_ptr<Transport>> transports;
   for (int r = 0; r < size; ++r) transports.push_back(world.MakeTransport(r));
   std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(*transports[r]);
-      } catch (...) {
-        errors[r] = std::current_exception();
-        world.Abort(r, ExceptionMessage(errors[r]));
-      }
-    });
+  threads.reserve(size);
+  std::string failed_start;
+  for (int r = 0; r < size && failed_start.empty(); ++r) {
+    try {
+      threads.emplace_back([&, r] {
+        try {
+          body(*transports[r]);
+        } catch (...) {
+          errors[r] = std::current_exception();
+          world.Abort(r, ExceptionMessage(errors[r]));
+        }
+      });
+    } catch (const std::system_error& e) {
+      // Out of threads (or of address space for their stacks): the ranks already running would
+      // wait for the missing ones, so abort them, join them, and report it in one line.
+      failed_start = "in-process transport: cannot start the thread of rank " +
+                     std::to_string(r) + " of " + std::to_string(size) + " (" + e.what() +
+                     "); each rank needs a thread of its own: raise the thread or "
+                     "address-space limit (ulimit -u, -v) or run this N over MPI";
+      world.Abort(r, failed_start);
+    }
+  }
   for (auto& t : threads) t.join();
+  if (!failed_start.empty()) throw TransportError(failed_start);
   return errors;
 }
 

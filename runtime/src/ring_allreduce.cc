@@ -18,6 +18,7 @@
 #include "cerar/format/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/schedule.h"
+#include "checked_size.h"
 
 namespace cerar {
 
@@ -45,6 +46,9 @@ void RingAllReduce::Init() {
                           ", expected >= 1");
   detail::CheckRunAgreement(transport_, count_, options_);
   const std::size_t N = transport_.size();
+  // The buffer (count elements) and the bytes sent (about 2·count elements) must be sizes.
+  detail::CheckedMul(count_, 2 * SizeOf(options_.dtype),
+                     "ring all-reduce: count " + std::to_string(count_));
   // [one chunk of scratch for reduce-scatter][N elements for the remainder pass]
   scratch_bytes_ = (std::max<std::size_t>(count_ / N, 1) + N) * SizeOf(options_.dtype);
   scratch_ = backend_.Allocate(scratch_bytes_);

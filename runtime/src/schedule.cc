@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cerar/format/errors.h"
+#include "checked_size.h"
 
 namespace cerar {
 namespace {
@@ -87,7 +88,14 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
     max_cols = std::max(max_cols, s.cols);
   }
   w.send_slots = static_cast<int>(std::min<std::size_t>(std::size_t(max_slots), segments.size()));
-  w.slot_bytes = max_cols * elem_bytes;
+  w.slot_bytes = detail::CheckedMul(max_cols, elem_bytes, "workspace: segment size");
+  // bytes() = (L + 2)·m·elem_bytes + send_slots·slot_bytes must fit, or every offset wraps.
+  const std::size_t rows = detail::CheckedMul(
+      detail::CheckedMul(std::size_t(w.rows()), m, "workspace: rows"), elem_bytes,
+      "workspace: rows");
+  detail::CheckedAdd(rows, detail::CheckedMul(std::size_t(w.send_slots), w.slot_bytes,
+                                              "workspace: send slots"),
+                     "workspace");
   return w;
 }
 

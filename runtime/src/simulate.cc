@@ -2,10 +2,15 @@
 // all-reduce and the exact ring on N threads, errors, bytes, workspace and time.
 #include "cerar/runtime/simulate.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -60,6 +65,21 @@ void ThrowFirst(const std::vector<std::exception_ptr>& errors) {
     if (e) std::rethrow_exception(e);
 }
 
+// "38.4 GB (38400000000 bytes)".
+std::string BytesText(std::uint64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3g GB (%llu bytes)", double(bytes) / 1e9,
+                static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+double LargestEntry(const Design& design) {
+  double largest = 0;
+  for (const auto& e : design.encoders()) largest = std::max(largest, e.cwiseAbs().maxCoeff());
+  for (const auto& d : design.decoders()) largest = std::max(largest, d.cwiseAbs().maxCoeff());
+  return largest;
+}
+
 template <typename T>
 SimulateResult Run(const Design& design, const SimulateOptions& o) {
   const int N = design.N();
@@ -106,6 +126,18 @@ SimulateResult Run(const Design& design, const SimulateOptions& o) {
   };
 
   run_all(true, res.err_per_rank, res.bytes_sent_per_rank, res.seconds);
+  for (int r = 0; r < N; ++r) {
+    // Entries of order 1e308 are finite, so a design may hold them, but the encoded sums
+    // overflow: say so instead of reporting a "measured error" of NaN.
+    if (!std::isfinite(res.err_per_rank[r])) {
+      char largest[32];
+      std::snprintf(largest, sizeof largest, "%.3g", LargestEntry(design));
+      throw NumericalError("simulate: rank " + std::to_string(r) + "'s result is not finite: " +
+                           "the design's matrices (largest |entry| " + largest +
+                           ") overflow " + ToString(o.dtype) +
+                           " arithmetic; a usable design has entries of moderate size");
+    }
+  }
   res.measured_err_rms = o.count ? *std::max_element(res.err_per_rank.begin(),
                                                      res.err_per_rank.end()) : 0.0;
   if (o.run_ring) {
@@ -118,7 +150,77 @@ SimulateResult Run(const Design& design, const SimulateOptions& o) {
 
 }  // namespace
 
+std::optional<std::uint64_t> SimulateMemoryBytes(const Design& design,
+                                                 const SimulateOptions& options) {
+  bool fits = true;
+  auto mul = [&](std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    fits = fits && !__builtin_mul_overflow(a, b, &r);
+    return r;
+  };
+  auto add = [&](std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    fits = fits && !__builtin_add_overflow(a, b, &r);
+    return r;
+  };
+  const std::uint64_t N = design.N(), c = design.c(), L = design.L();
+  const std::uint64_t n = options.count, es = SizeOf(options.dtype);
+  const std::uint64_t m = n / c + (n % c ? 1 : 0);  // columns: elements per component
+  const std::uint64_t vector = mul(n, es);
+  const std::uint64_t segment = std::min<std::uint64_t>(options.segment_bytes, mul(m, es));
+  // Per rank: its input and the working copy the run overwrites (count elements each), the
+  // engine's workspace ((L + 2)·m elements and kDefaultSendSlots segments), and up to kDefaultSendSlots
+  // segments queued on its incoming link.
+  std::uint64_t rank = add(mul(2, vector), mul(mul(L + 2, m), es));
+  rank = add(rank, mul(2 * kDefaultSendSlots, segment));
+  // Plus the exact sums, one long double per element.
+  const std::uint64_t total = add(mul(N, rank), mul(n, sizeof(long double)));
+  if (!fits) return std::nullopt;
+  return total;
+}
+
+std::uint64_t AvailableMemoryBytes() {
+  std::uint64_t limit = UINT64_MAX;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) limit = std::uint64_t(pages) * std::uint64_t(page);
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit r{};
+    if (::getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+      limit = std::min<std::uint64_t>(limit, r.rlim_cur);
+    }
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // cgroup v2; "max" when unlimited
+  std::string value;
+  if (cgroup >> value && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    limit = std::min<std::uint64_t>(limit, std::stoull(value));
+  }
+  return limit;
+}
+
+void CheckSimulateFits(const Design& design, const SimulateOptions& options,
+                       const std::string& count_name) {
+  if (design.N() > kMaxSimulateRanks) {
+    throw InvalidArgument(
+        "simulate: N = " + std::to_string(design.N()) + " ranks would need " +
+        std::to_string(design.N()) + " threads: in-process ranks block while they wait for " +
+        "their predecessor, so each needs its own; simulate runs at most " +
+        std::to_string(kMaxSimulateRanks) + " (run larger N over MPI: cerar-bench)");
+  }
+  const auto need = SimulateMemoryBytes(design, options);
+  const std::uint64_t have = AvailableMemoryBytes();
+  if (!need || *need > have) {
+    throw InvalidArgument(
+        "simulate: " + count_name + " " + std::to_string(options.count) + " (" +
+        ToString(options.dtype) + ", N = " + std::to_string(design.N()) + ", c = " +
+        std::to_string(design.c()) + ") needs " +
+        (need ? BytesText(*need) : std::string("more than 2^64 bytes")) +
+        " for inputs, results, workspaces and exact sums; this process can use " +
+        BytesText(have));
+  }
+}
+
 SimulateResult Simulate(const Design& design, const SimulateOptions& options) {
+  CheckSimulateFits(design, options);
   if (options.dtype == DType::kFloat32) return Run<float>(design, options);
   if (options.dtype == DType::kFloat64) return Run<double>(design, options);
   throw InvalidArgument("simulate: dtype " + ToString(options.dtype) +

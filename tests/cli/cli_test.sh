@@ -4,11 +4,7 @@
 set -uo pipefail
 cerar=$1
 reader=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/harness.sh"
 
 # expect_error NAME EXPECTED_WORDS -- ARGS: exit code 2, exactly one line on stderr naming the words.
 expect_error() {
@@ -143,5 +139,4 @@ else
   bad "failed design changed the file or left a temporary: $(ls "$work")"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -1,10 +1,13 @@
 // WriteFileAtomically / SaveDesign: complete files or nothing, never a leftover temporary.
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -59,21 +62,61 @@ TEST(AtomicWrite, ParentIsAFileThrows) {
   EXPECT_EQ(dir.Entries(), std::vector<std::string>{"plain"});
 }
 
-TEST(AtomicWrite, FailedRenameLeavesNoTemporary) {
-  // The target is a non-empty folder: the temporary is written, the rename fails.
+TEST(AtomicWrite, OnlyARegularFileIsReplaced) {
+  // As root, `-o /dev/null` used to replace the system's /dev/null: a folder, symbolic link,
+  // FIFO or read-only file at the path is refused before anything is written.
   TempDir dir;
-  const std::string target = dir / "target";
-  std::filesystem::create_directory(target);
-  WriteFileAtomically(target + "/keep", "k");
-  try {
-    SaveDesign(RandomDesign(3, 2, 1), target);
-    FAIL();
-  } catch (const IoError& e) {
-    EXPECT_THAT(e.what(), HasSubstr(target));
-    EXPECT_THAT(e.what(), HasSubstr("rename"));
+  const std::string folder = dir / "folder", link = dir / "link", fifo = dir / "fifo",
+                    target = dir / "target", readonly = dir / "readonly";
+  std::filesystem::create_directory(folder);
+  WriteFileAtomically(target, "target");
+  std::filesystem::create_symlink(target, link);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  WriteFileAtomically(readonly, "readonly");
+  std::filesystem::permissions(readonly, std::filesystem::perms::owner_read);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {folder, "it is a folder"},
+      {link, "it is a symbolic link"},
+      {fifo, "it is a FIFO"},
+      {readonly, "the file is read-only (mode 0400)"}};
+  for (const auto& [path, why] : cases) {
+    try {
+      SaveDesign(RandomDesign(3, 2, 1), path);
+      ADD_FAILURE() << path << " was replaced";
+    } catch (const IoError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("cannot write " + path + ": " + why));
+    }
   }
-  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"target"});
-  EXPECT_EQ(ReadAll(target + "/keep"), "k");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(ReadAll(target), "target");
+  EXPECT_EQ(ReadAll(readonly), "readonly");
+  auto entries = dir.Entries();
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"fifo", "folder", "link", "readonly", "target"}));
+}
+
+TEST(AtomicWrite, ReplaceNeverKeepsAnExistingFile) {
+  TempDir dir;
+  const std::string path = dir / "design.json";
+  WriteFileAtomically(path, "first", Replace::kNever);
+  EXPECT_THROW(WriteFileAtomically(path, "second", Replace::kNever), IoError);
+  EXPECT_EQ(ReadAll(path), "first");
+  WriteFileAtomically(path, "second", Replace::kRegularFile);
+  EXPECT_EQ(ReadAll(path), "second");
+  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"design.json"});
+}
+
+TEST(AtomicWrite, LongNamesFitTheTemporaryIntoNameMax) {
+  // A 250-byte name used to fail: its temporary (name + ".tmp.PID.N.T") exceeded NAME_MAX.
+  TempDir dir;
+  for (const std::size_t length : {200u, 250u, 255u}) {
+    const std::string path = dir / std::string(length, 'n');
+    WriteFileAtomically(path, "long name");
+    EXPECT_EQ(ReadAll(path), "long name");
+    std::filesystem::remove(path);
+  }
+  EXPECT_THROW(WriteFileAtomically(dir / std::string(256, 'n'), "x"), IoError);
+  EXPECT_TRUE(dir.Entries().empty());
 }
 
 TEST(AtomicWrite, FailedWriteLeavesOldFileAndNoTemporary) {

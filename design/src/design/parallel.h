@@ -1,10 +1,13 @@
 #pragma once
 // ParallelFor: runs body(0 .. n-1) on a few threads (per-rank work is independent). The first
-// exception thrown by any task is rethrown in the caller after all threads joined.
+// exception thrown by any task is rethrown in the caller after all threads joined. The pool is
+// bounded by the hardware's threads; where a thread cannot be started (out of threads or of
+// address space), the work runs on those that did start, the caller's thread at least.
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -33,7 +36,14 @@ void ParallelFor(int n, const Body& body) {
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  pool.reserve(threads - 1);
+  for (int t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // fewer helpers: the shared counter hands their tasks to the others
+    }
+  }
   worker();
   for (auto& thread : pool) thread.join();
   if (error) std::rethrow_exception(error);

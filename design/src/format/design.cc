@@ -4,9 +4,11 @@
 #include <bit>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 #include "checks.h"
 #include "sha256.h"
 
@@ -84,25 +86,47 @@ void CheckPerRank(const std::vector<double>& values, const std::string& name, in
   }
 }
 
-// Strings go into JSON files: they must be valid UTF-8 (nlohmann's dump() checks that).
+// Strings go into JSON files: they must be valid UTF-8.
 void CheckText(const std::string& text, const std::string& name, const std::string& source) {
-  try {
-    (void)nlohmann::json(text).dump();
-  } catch (const nlohmann::json::exception&) {
-    Fail(source, name + " is not valid UTF-8");
-  }
+  if (!IsValidUtf8(text)) Fail(source, name + " is not valid UTF-8");
 }
+
+// The free-form budget of cerar/format/design.h, counted exactly as the file reader counts it
+// (bounded_json.h): every value, array, object and member name one; text in bytes.
+class FreeFormBudget {
+ public:
+  explicit FreeFormBudget(const std::string& source) : source_(source) {}
+  void Values(std::int64_t n, const std::string& where) {
+    values_ += n;
+    if (values_ > kMaxFreeFormValues) {
+      Fail(source_, "free-form members (provenance.parameters, notes, predicted_error) hold more "
+                    "than " + std::to_string(kMaxFreeFormValues) + " values (at " + where + ")");
+    }
+  }
+  void Bytes(std::size_t n, const std::string& where) {
+    bytes_ += std::int64_t(n);
+    if (bytes_ > kMaxFreeFormBytes) {
+      Fail(source_, "free-form members (provenance, notes, predicted_error) hold more than " +
+                        std::to_string(kMaxFreeFormBytes) + " bytes of text (at " + where + ")");
+    }
+  }
+
+ private:
+  const std::string& source_;
+  std::int64_t values_ = 0, bytes_ = 0;
+};
 
 bool IsPrecisionName(const std::string& p) {
   if (p == "float64") return true;
-  if (p.size() < 3 || p.compare(0, 2, "mp") != 0) return false;
+  if (p.size() < 3 || p.size() > 10 || p.compare(0, 2, "mp") != 0) return false;
   for (std::size_t k = 2; k < p.size(); ++k) {
     if (p[k] < '0' || p[k] > '9') return false;
   }
   return true;
 }
 
-void CheckFigures(const Figures& f, const std::string& name, int N, const std::string& source) {
+void CheckFigures(const Figures& f, const std::string& name, int N, const std::string& source,
+                  FreeFormBudget& budget) {
   CheckFigure(f.err_op, name + ".err_op", source);
   CheckFigure(f.err_rms, name + ".err_rms", source);
   CheckFigure(f.kappa_dec, name + ".kappa_dec", source);
@@ -112,7 +136,7 @@ void CheckFigures(const Figures& f, const std::string& name, int N, const std::s
   CheckPerRank(f.kappa_dec_per_rank, name + ".kappa_dec_per_rank", N, source);
   CheckPerRank(f.kappa_enc_per_rank, name + ".kappa_enc_per_rank", N, source);
   if (!IsPrecisionName(f.precision)) {
-    Fail(source, name + ".precision is \"" + f.precision +
+    Fail(source, name + ".precision is \"" + Printable(f.precision) +
                      "\", expected \"float64\" or \"mp<digits>\" (e.g. \"mp50\")");
   }
   for (const auto& [figure, digits] : f.certified_digits) {
@@ -127,31 +151,85 @@ void CheckFigures(const Figures& f, const std::string& name, int N, const std::s
                        ", expected 0 ... 17 (significant digits of a float64)");
     }
   }
+  budget.Values(1 + 2 * std::int64_t(f.predicted_error.size()), name + ".predicted_error");
   for (const auto& [arithmetic, value] : f.predicted_error) {
     if (arithmetic.empty()) Fail(source, name + ".predicted_error has an empty arithmetic name");
     CheckText(arithmetic, name + ".predicted_error key", source);
-    CheckFigure(value, name + ".predicted_error[\"" + arithmetic + "\"]", source);
+    budget.Bytes(arithmetic.size(), name + ".predicted_error");
+    CheckFigure(value, name + ".predicted_error[\"" + Printable(arithmetic) + "\"]", source);
   }
 }
 
-// Parameters are stored as JSON: numbers must be finite (JSON has no NaN/inf), text UTF-8.
-void CheckParameters(const nlohmann::json& j, const std::string& name, const std::string& source) {
-  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
-    Fail(source, name + " = " + detail::NumberText(j.get<double>()) +
-                     ", expected a finite number (JSON cannot store it)");
-  }
-  if (j.is_binary()) Fail(source, name + " is binary data, which a design file cannot store");
-  if (j.is_string()) CheckText(j.get<std::string>(), name, source);
-  if (j.is_array()) {
-    for (std::size_t k = 0; k < j.size(); ++k) {
-      CheckParameters(j[k], name + "[" + std::to_string(k) + "]", source);
+// Parameters are stored as JSON: numbers finite (JSON has no NaN/inf), text UTF-8, nesting at
+// most kMaxParameterDepth, within the free-form budget. Walked with an explicit stack and named
+// only on failure, so neither a deep nor a wide value costs more than its depth in memory.
+void CheckParameters(const nlohmann::json& parameters, const std::string& source,
+                     FreeFormBudget& budget) {
+  struct Frame {
+    const nlohmann::json* value;
+    nlohmann::json::const_iterator next;
+    std::int64_t index = 0;  // of `next` among the items
+    const std::string* key = nullptr;  // how the parent names this value (objects)
+    std::int64_t position = -1;        // its index in the parent (arrays)
+  };
+  std::vector<Frame> stack;
+  // "provenance.parameters.a[2].b": the path of the value at `key`/`position` in the top frame.
+  auto where = [&](const std::string* key, std::int64_t position) {
+    std::string path = "provenance.parameters";
+    auto step = [&](const std::string* k, std::int64_t p) {
+      if (k) {
+        path += '.';
+        path += Printable(*k, 40);
+      } else if (p >= 0) {
+        path += '[';
+        path += std::to_string(p);
+        path += ']';
+      }
+    };
+    for (std::size_t k = 1; k < stack.size(); ++k) step(stack[k].key, stack[k].position);
+    step(key, position);
+    return path;
+  };
+  auto visit = [&](const nlohmann::json& j, const std::string* key, std::int64_t position) {
+    budget.Values(1, where(nullptr, -1));
+    if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+      Fail(source, where(key, position) + " = " + detail::NumberText(j.get<double>()) +
+                       ", expected a finite number (JSON cannot store it)");
     }
-  }
-  if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) {
-      CheckText(key, name + " key", source);
-      CheckParameters(value, name + "." + key, source);
+    if (j.is_binary()) {
+      Fail(source, where(key, position) + " is binary data, which a design file cannot store");
     }
+    if (j.is_string()) {
+      CheckText(j.get_ref<const std::string&>(), where(key, position), source);
+      budget.Bytes(j.get_ref<const std::string&>().size(), where(key, position));
+    }
+    if (j.is_array() || j.is_object()) {
+      if (int(stack.size()) >= kMaxParameterDepth) {
+        Fail(source, "provenance.parameters nests deeper than " +
+                         std::to_string(kMaxParameterDepth) + " levels (at " +
+                         where(key, position) + ")");
+      }
+      stack.push_back({&j, j.begin(), 0, key, position});
+    }
+  };
+  visit(parameters, nullptr, -1);
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == f.value->end()) {
+      stack.pop_back();
+      continue;
+    }
+    const nlohmann::json& item = *f.next;
+    const std::string* key = f.value->is_object() ? &f.next.key() : nullptr;
+    const std::int64_t position = f.value->is_object() ? -1 : f.index;
+    ++f.next;
+    ++f.index;
+    if (key) {
+      CheckText(*key, where(key, position) + " (its name)", source);
+      budget.Values(1, where(key, position));
+      budget.Bytes(key->size(), where(key, position));
+    }
+    visit(item, key, position);  // may push: f is not used after this
   }
 }
 
@@ -192,18 +270,22 @@ Design Design::Create(DesignParts parts, const std::string& source) {
   for (int i = 0; i < N; ++i) {
     CheckMatrix(parts.decoders[i], "D[" + std::to_string(i) + "]", c, "c", c, "c", source);
   }
-  if (parts.figures) CheckFigures(*parts.figures, "figures", N, source);
-  if (parts.exact_figures) CheckFigures(*parts.exact_figures, "exact_figures", N, source);
+  FreeFormBudget budget(source);
+  if (parts.figures) CheckFigures(*parts.figures, "figures", N, source, budget);
+  if (parts.exact_figures) CheckFigures(*parts.exact_figures, "exact_figures", N, source, budget);
   const Provenance& p = parts.provenance;
   if (p.construction.empty()) Fail(source, "provenance.construction is empty");
   CheckText(p.construction, "provenance.construction", source);
+  budget.Bytes(p.construction.size(), "provenance.construction");
   if (!p.parameters.is_object()) {
     Fail(source, std::string("provenance.parameters is a JSON ") + p.parameters.type_name() +
                      ", expected an object");
   }
-  CheckParameters(p.parameters, "provenance.parameters", source);
+  CheckParameters(p.parameters, source, budget);
+  budget.Values(1 + std::int64_t(parts.notes.size()), "notes");
   for (std::size_t k = 0; k < parts.notes.size(); ++k) {
     CheckText(parts.notes[k], "notes[" + std::to_string(k) + "]", source);
+    budget.Bytes(parts.notes[k].size(), "notes[" + std::to_string(k) + "]");
   }
   return Design(std::make_shared<const DesignParts>(std::move(parts)));
 }

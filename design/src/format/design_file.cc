@@ -1,18 +1,25 @@
 // Design files, format version 1 (docs/design-format.md): parse + validate, serialise, load, save.
 #include "cerar/format/design_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <set>
 
+#include "bounded_json.h"
 #include "canonical.h"
 #include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 #include "checks.h"
 
 namespace cerar {
@@ -21,7 +28,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormatName = "cerar-design";
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t{4} << 30;
 
 // Reading one document; every failure names the source and the JSON path of the problem.
 class Reader {
@@ -34,7 +40,8 @@ class Reader {
                  const std::set<std::string>& required) const {
     for (auto it = object.begin(); it != object.end(); ++it) {
       if (!allowed.count(it.key())) {
-        Fail((where.empty() ? "" : where + " has ") + "unknown member \"" + it.key() + "\"" +
+        Fail((where.empty() ? "" : where + " has ") + "unknown member \"" + Printable(it.key()) +
+             "\"" +
              (where.empty() ? " at the top level" : ""));
       }
     }
@@ -46,7 +53,7 @@ class Reader {
   }
 
   static std::string Describe(const json& j) {
-    if (j.is_string()) return "the string " + j.dump();
+    if (j.is_string()) return "the string " + Printable(j.dump());
     if (j.is_number() || j.is_boolean() || j.is_null()) return j.dump();
     return std::string("a JSON ") + j.type_name();
   }
@@ -145,7 +152,7 @@ class Reader {
     }
     for (auto it = predicted.begin(); it != predicted.end(); ++it) {
       f.predicted_error[it.key()] =
-          Figure(it.value(), name + ".predicted_error[\"" + it.key() + "\"]");
+          Figure(it.value(), name + ".predicted_error[\"" + Printable(it.key()) + "\"]");
     }
     if (j.contains("certified_digits")) {
       const json& certified = j["certified_digits"];
@@ -242,11 +249,12 @@ class Reader {
     const std::string& stored = String(doc["integrity"], "integrity");
     const std::string computed = detail::IntegrityValue(doc);
     if (stored.rfind("sha256:", 0) != 0 || stored.size() != computed.size()) {
-      Fail("integrity is \"" + stored + "\", expected \"sha256:\" followed by 64 hex digits");
+      Fail("integrity is \"" + Printable(stored) +
+           "\", expected \"sha256:\" followed by 64 hex digits");
     }
     if (stored != computed) {
       Fail("integrity value does not match the contents (file edited or corrupted): stored " +
-           stored + ", computed " + computed);
+           Printable(stored) + ", computed " + computed);
     }
     return Design::Create(std::move(parts), source_);
   }
@@ -310,14 +318,11 @@ void AppendMatrices(std::string& out, const json& matrices) {
   out += "  ]";
 }
 
-}  // namespace
-
-Design ParseDesign(const std::string& text, const std::string& source) {
-  Reader reader(source);
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) reader.Fail("file is empty");
-  json doc;
+// Runs `parse` (a bounded parse, bounded_json.h) and turns nlohmann's parse errors into one line.
+template <class Parse>
+json ParseDocument(const Reader& reader, const Parse& parse) {
   try {
-    doc = json::parse(text);
+    return parse();
   } catch (const json::exception& e) {
     // nlohmann's text starts with "[json.exception.parse_error.101] "; keep only the reason.
     std::string reason = e.what();
@@ -325,9 +330,95 @@ Design ParseDesign(const std::string& text, const std::string& source) {
                                                 bracket != std::string::npos) {
       reason = reason.substr(bracket + 2);
     }
-    reader.Fail("not valid JSON (truncated or corrupted?): " + reason);
+    reader.Fail("not valid JSON (truncated or corrupted?): " + Printable(reason));
   }
-  return reader.Read(doc);
+}
+
+// An open file's bytes as the input iterators nlohmann's parser reads, in blocks: the parser
+// stops at the first byte it cannot use, so a file of garbage is rejected after one block, and
+// reading more than `limit` bytes throws (a file may grow after its size was checked).
+class FileBytes {
+ public:
+  FileBytes(int fd, std::uint64_t limit, std::string source)
+      : fd_(fd), limit_(limit), source_(std::move(source)) {}
+  ~FileBytes() { ::close(fd_); }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+
+  struct Iterator {
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    FileBytes* in = nullptr;  // null: the end
+    reference operator*() const { return in->block_[in->at_]; }
+    Iterator& operator++() {
+      ++in->at_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool AtEnd() const { return in == nullptr || in->AtEnd(); }
+    bool operator==(const Iterator& other) const { return AtEnd() == other.AtEnd(); }
+    bool operator!=(const Iterator& other) const { return !(*this == other); }
+  };
+  Iterator begin() { return Iterator{this}; }
+  static Iterator end() { return Iterator{}; }
+  bool only_blank() const { return only_blank_; }
+  // Offset of the first NUL byte read (nlohmann's parser stops there as if the input ended).
+  std::optional<std::uint64_t> first_nul() const { return first_nul_; }
+
+ private:
+  bool AtEnd() {
+    if (at_ < size_) return false;
+    at_ = size_ = 0;
+    ssize_t n;
+    do {
+      n = ::read(fd_, block_, sizeof block_);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) throw IoError(source_ + ": read failed (" + std::strerror(errno) + ")");
+    size_ = std::size_t(n);
+    total_ += size_;
+    if (total_ > limit_) {
+      throw DesignError(source_ + ": larger than the limit of " + std::to_string(limit_) +
+                        " bytes (raise it with LoadOptions::max_file_bytes, cerar --max-file-mib)");
+    }
+    if (!first_nul_) {
+      if (const void* nul = std::memchr(block_, 0, size_)) {
+        first_nul_ = total_ - size_ + std::uint64_t(static_cast<const char*>(nul) - block_);
+      }
+    }
+    for (std::size_t k = 0; only_blank_ && k < size_; ++k) {
+      only_blank_ = std::strchr(" \t\r\n", block_[k]) != nullptr && block_[k] != 0;
+    }
+    return size_ == 0;
+  }
+
+  int fd_;
+  std::uint64_t limit_;
+  std::string source_;
+  char block_[1 << 16];
+  std::size_t at_ = 0, size_ = 0;
+  std::uint64_t total_ = 0;
+  bool only_blank_ = true;
+  std::optional<std::uint64_t> first_nul_;
+};
+
+}  // namespace
+
+Design ParseDesign(const std::string& text, const std::string& source) {
+  Reader reader(source);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) reader.Fail("file is empty");
+  // nlohmann's parser takes a NUL byte for the end of the input: what follows would be ignored
+  // here and rejected by other readers (Python's json).
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    reader.Fail("NUL byte at offset " + std::to_string(nul) + "; a design file is UTF-8 text");
+  }
+  return reader.Read(ParseDocument(reader, [&] { return detail::ParseBoundedJson(source, text); }));
 }
 
 std::string SerializeDesign(const Design& design) {
@@ -366,39 +457,43 @@ std::string SerializeDesign(const Design& design) {
   return out;
 }
 
-Design LoadDesign(const std::string& path) {
-  const std::string source = "design file " + path;
+Design LoadDesign(const std::string& path, const LoadOptions& options) {
+  const std::string source = "design file " + Printable(path, 1024);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected below as not regular.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError(source + ": cannot open (" + std::strerror(errno) + ")");
+  auto bytes = std::make_unique<FileBytes>(fd, options.max_file_bytes, source);
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    throw IoError(source + ": cannot open (" + std::strerror(errno) + ")");
+  if (::fstat(fd, &info) != 0) {
+    throw IoError(source + ": cannot stat (" + std::strerror(errno) + ")");
   }
   if (S_ISDIR(info.st_mode)) throw IoError(source + ": is a directory, expected a file");
   if (!S_ISREG(info.st_mode)) throw IoError(source + ": is not a regular file");
-  if (std::uint64_t(info.st_size) > kMaxFileBytes) {
+  if (std::uint64_t(info.st_size) > options.max_file_bytes) {
     throw DesignError(source + ": " + std::to_string(info.st_size) +
-                      " bytes, above the limit of " + std::to_string(kMaxFileBytes));
+                      " bytes, above the limit of " + std::to_string(options.max_file_bytes) +
+                      " (raise it with LoadOptions::max_file_bytes, cerar --max-file-mib)");
   }
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw IoError(source + ": cannot open (" + std::strerror(errno) + ")");
-  std::string text;
-  char buffer[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
-    text.append(buffer, n);
-    if (text.size() > kMaxFileBytes) {
-      std::fclose(file);
-      throw DesignError(source + ": larger than the limit of " + std::to_string(kMaxFileBytes) +
-                        " bytes");
+  Reader reader(source);
+  if (info.st_size == 0) reader.Fail("file is empty");
+  json doc = ParseDocument(reader, [&] {
+    try {
+      return detail::ParseBoundedJson(source, bytes->begin(), FileBytes::end());
+    } catch (const json::exception&) {
+      if (bytes->only_blank()) reader.Fail("file is empty");
+      throw;
     }
+  });
+  if (bytes->first_nul()) {
+    reader.Fail("NUL byte at offset " + std::to_string(*bytes->first_nul()) +
+                "; a design file is UTF-8 text");
   }
-  const bool failed = std::ferror(file);
-  std::fclose(file);
-  if (failed) throw IoError(source + ": read failed");
-  return ParseDesign(text, source);
+  bytes.reset();
+  return reader.Read(doc);
 }
 
-void SaveDesign(const Design& design, const std::string& path) {
-  WriteFileAtomically(path, SerializeDesign(design));
+void SaveDesign(const Design& design, const std::string& path, Replace replace) {
+  WriteFileAtomically(path, SerializeDesign(design), replace);
 }
 
 }  // namespace cerar

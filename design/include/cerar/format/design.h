@@ -27,6 +27,16 @@ inline constexpr int kMaxN = 1 << 16;
 inline constexpr int kMaxC = 1 << 16;
 inline constexpr std::int64_t kMaxMatrixEntries = std::int64_t{1} << 27;  // 1 GiB of float64
 
+// Free-form content (provenance.parameters, provenance.construction, notes, the names in
+// predicted_error) is bounded too, so that no design, in memory or in a file, makes a reader
+// recurse deeply or allocate without limit (docs/design-format.md, "Limits"):
+// provenance.parameters nests at most kMaxParameterDepth arrays/objects deep (itself included);
+// all free-form members together hold at most kMaxFreeFormValues values (every scalar, array,
+// object and member name counts one) and kMaxFreeFormBytes bytes of strings and member names.
+inline constexpr int kMaxParameterDepth = 16;
+inline constexpr std::int64_t kMaxFreeFormValues = std::int64_t{1} << 18;
+inline constexpr std::int64_t kMaxFreeFormBytes = std::int64_t{1} << 22;  // 4 MiB
+
 // Figures of PROTOCOL.md §5. All "max over ranks" values come with their per-rank breakdown.
 struct Figures {
   double err_op = 0;     // max_j ||[Delta_ij]_{i!=j}||_2

@@ -51,6 +51,8 @@ class InProcessWorld {
 
 // Runs body(transport) on `size` threads, one per rank. When a rank throws, the world is
 // aborted so the others fail quickly. Returns one exception_ptr per rank (null = success).
+// When a thread cannot be started, the ranks already running are aborted and joined, and
+// TransportError "in-process transport: cannot start the thread of rank r of N (...)" is thrown.
 std::vector<std::exception_ptr> RunInProcess(int size,
                                              const std::function<void(Transport&)>& body,
                                              InProcessOptions options = {});

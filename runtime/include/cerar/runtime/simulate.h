@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "cerar/format/design.h"
@@ -37,6 +39,30 @@ struct SimulateResult {
   double ring_err = 0;      // the ring's relative error (rounding only), max over ranks
 };
 
+// Throws InvalidArgument before anything is allocated when the run cannot fit: N above
+// kMaxSimulateRanks, or more memory than AvailableMemoryBytes() (see CheckSimulateFits). Throws
+// NumericalError when the design's matrices overflow the arithmetic (a non-finite result).
 SimulateResult Simulate(const Design& design, const SimulateOptions& options);
+
+// Each simulated rank is a thread of its own: the in-process transport's ranks block in their
+// waits for the predecessor's data, so ranks cannot share threads, and N threads must start.
+// Larger N belongs on the MPI transport (cerar-bench), where each rank is a process.
+inline constexpr int kMaxSimulateRanks = 1024;
+
+// Bytes Simulate allocates at its peak: per rank the input, its working copy, the engine's
+// workspace and the messages in flight, plus the exact sums (long double). Empty when the
+// figure does not fit in 64 bits.
+std::optional<std::uint64_t> SimulateMemoryBytes(const Design& design,
+                                                 const SimulateOptions& options);
+
+// Bytes this process can allocate: the least of physical memory, RLIMIT_AS, RLIMIT_DATA and
+// the cgroup's memory.max.
+std::uint64_t AvailableMemoryBytes();
+
+// Throws InvalidArgument when Simulate(design, options) cannot run here: too many ranks for
+// threads, or more memory than AvailableMemoryBytes(). `count_name` names the element count in
+// the message ("--count" for the CLI).
+void CheckSimulateFits(const Design& design, const SimulateOptions& options,
+                       const std::string& count_name = "count");
 
 }  // namespace cerar

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Hostile arguments and files against the cerar CLI (issue 14): every one ends in exactly one
+# escaped line on stderr and exit code 2, leaves no partial file, and never crashes.
+# Usage: hostile_cli_test.sh CERAR REPO_ROOT [--sanitized]
+# (--sanitized: skip the checks that need address-space limits, which AddressSanitizer cannot run
+# under.)
+set -uo pipefail
+cerar=$1
+root=$2
+sanitized=${3:-}
+source "$(dirname "$0")/harness.sh"
+
+# expect_error NAME WORDS -- ARGS: exit 2, one stderr line holding WORDS, no control characters.
+expect_error() {
+  local name=$1 words=$2; shift 3
+  "$cerar" "$@" >"$work/out" 2>"$work/err"
+  check_error "$name" "$words" $?
+}
+check_error() {
+  local name=$1 words=$2 rc=$3 lines
+  lines=$(wc -l <"$work/err")
+  if [[ $rc -eq 2 && $lines -eq 1 ]] && grep -qF -- "$words" "$work/err" &&
+     ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/err"; then
+    ok "$name (exit 2: $(cat "$work/err"))"
+  else
+    bad "$name: exit $rc, $lines stderr lines, expected exit 2 and one line with '$words': $(cat -v "$work/err")"
+  fi
+}
+
+f=$work/d.json
+"$cerar" design -N 4 -c 8 --eps 1e-3 -o "$f" >/dev/null || bad "design for the checks"
+
+# --- Arguments (defect 11).
+expect_error "empty --eps" "--eps: empty value" -- design -N 4 -c 8 --eps ""
+expect_error "empty -N" "empty value" -- design -N "" -c 8 --eps 1e-3
+expect_error "negative --seed (simulate)" "non-negative integer" -- simulate "$f" --seed -1 --count 8
+expect_error "negative --seed (design)" "non-negative integer" -- \
+  design -N 4 -c 8 --construction optimized --kappa-max 1e3 --seed -1
+expect_error "bad --timeout" "--timeout 0" -- --timeout 0 report "$f"
+expect_error "bad --max-file-mib" "--max-file-mib" -- report "$f" --max-file-mib 0
+
+# --- Sizes (defect 3): refused up front, naming --count and the bytes.
+expect_error "count 2^62" "--count 4611686018427387904 (f32, N = 4, c = 8) needs more than 2^64 bytes" -- \
+  simulate "$f" --count 4611686018427387904
+expect_error "count 1e11" "--count 100000000000 (f32, N = 4, c = 8) needs 7.2e+03 GB (7200025165824 bytes)" -- \
+  simulate "$f" --count 100000000000
+if [[ -z $sanitized ]]; then
+  (ulimit -v 4000000; "$cerar" simulate "$f" --count 300000000 >"$work/out" 2>"$work/err")
+  check_error "count 3e8 under a 4 GB limit" "--count 300000000 (f32, N = 4, c = 8) needs 21.6 GB" $?
+  # Thread creation failure (defect 4): N = 200 ranks under 1 GB of address space.
+  "$cerar" design -N 200 -c 1 --eps 0 --precision float64 -o "$work/n200.json" >/dev/null
+  (ulimit -v 1000000; "$cerar" simulate "$work/n200.json" --count 1000 >"$work/out" 2>"$work/err")
+  check_error "N = 200 threads under 1 GB" "in-process transport: cannot start the thread of rank" $?
+fi
+
+# --- Output files (defects 8, 11): never replaced unless regular, and only with --force.
+"$cerar" design -N 4 -c 8 --eps 1e-3 -o "$work/exists.json" >/dev/null
+before=$(sha256sum <"$work/exists.json")
+expect_error "existing output without --force" "exists; pass --force" -- \
+  design -N 4 -c 8 --eps 2e-3 -o "$work/exists.json"
+[[ $(sha256sum <"$work/exists.json") == "$before" ]] && ok "existing file untouched" || bad "existing file changed"
+if "$cerar" design -N 4 -c 8 --eps 2e-3 -o "$work/exists.json" --force >/dev/null &&
+   [[ $(sha256sum <"$work/exists.json") != "$before" ]]; then
+  ok "--force replaces a regular file"
+else
+  bad "--force did not replace the file"
+fi
+mkfifo "$work/fifo"
+ln -s "$work/exists.json" "$work/link"
+expect_error "FIFO output" "not a regular file (a FIFO, device or socket)" -- \
+  design -N 4 -c 8 --eps 1e-3 -o "$work/fifo" --force
+expect_error "symlink output" "not a regular file (a symbolic link)" -- \
+  sweep -N 4 -c 8 --points 2 -o "$work/link" --force
+[[ -p $work/fifo && -L $work/link ]] && ok "FIFO and link still there" || bad "FIFO or link replaced"
+long=$work/$(printf 'n%.0s' {1..250})
+if "$cerar" design -N 4 -c 8 --eps 1e-3 -o "$long" >/dev/null && [[ -s $long ]]; then
+  ok "250-character output name"
+else
+  bad "250-character output name"
+fi
+[[ $(ls "$work" | grep -c '\.tmp\.') -eq 0 ]] && ok "no temporary left" || bad "temporary left: $(ls "$work")"
+
+# --- Standard output that cannot be written (defect 11).
+"$cerar" report "$f" >/dev/full 2>"$work/err"
+check_error "report > /dev/full" "cannot write to standard output (No space left on device)" $?
+
+# --- Terminal injection (defect 10): paths and arguments are escaped.
+expect_error "escaped path" 'design file '"$work"'/a\x1b[31mred\nx: cannot open' -- \
+  report "$work/a"$'\e[31mred\nx'
+expect_error "escaped option" 'not expected: --\x1b[2J' -- design -N 4 -c 8 --eps 1e-3 $'--\e[2J'
+
+# --- Non-finite designs (defect 11): entries of 1e308 are finite but overflow the sums.
+/usr/bin/python3 - "$f" "$work/big.json" "$root/scripts" <<'PY'
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[3])
+import read_design
+d = json.load(open(sys.argv[1]))
+d["encoders"] = [[[1e308 if v else 0.0 for v in row] for row in m] for m in d["encoders"]]
+sha = hashlib.sha256(read_design.CANONICAL_TAG)
+read_design._canonical({k: v for k, v in d.items() if k != "integrity"}, sha.update)
+d["integrity"] = "sha256:" + sha.hexdigest()
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_error "1e308 entries, f32" "overflow f32 arithmetic" -- simulate "$work/big.json" --count 1000
+expect_error "1e308 entries, f64" "overflow f64 arithmetic" -- simulate "$work/big.json" --count 1000 --dtype f64
+
+# --- --timeout: stops a long command with the one line, writes nothing.
+expect_error "--timeout" "stopped by --timeout 1 s" -- \
+  design -N 16 -c 64 --tune float32 -o "$work/slow.json" --timeout 1
+[[ ! -e $work/slow.json && $(ls "$work" | grep -c '\.tmp\.') -eq 0 ]] &&
+  ok "--timeout left no file" || bad "--timeout left a file"
+
+# --- Up-front cost estimates (defect 11): a long analysis says so, an impossible one is refused.
+"$cerar" validate "$root/matrices/eps_N2_c8.json" --timeout 60 >/dev/null 2>"$work/err" &&
+  [[ ! -s $work/err ]] && ok "a quick command prints no estimate" || bad "quick validate: $(cat "$work/err")"
+"$cerar" design -N 2 -c 512 --eps 1e-3 --precision mp50 --timeout 1 >/dev/null 2>"$work/err"
+rc=$?
+if [[ $rc -eq 2 ]] && grep -q "^cerar: note: design -N 2 -c 512 is estimated to take about" "$work/err" &&
+   grep -q "^cerar: stopped by --timeout 1 s" "$work/err"; then
+  ok "estimate and --timeout for N = 2, c = 512 in mp50"
+else
+  bad "estimate for N = 2, c = 512: exit $rc, $(cat "$work/err")"
+fi
+if [[ -z $sanitized ]]; then
+  (ulimit -v 8000000; "$cerar" design -N 11585 -c 1 --eps 1e-3 -o "$work/huge.json" >"$work/out" 2>"$work/err")
+  check_error "design -N 11585 -c 1 under 8 GB" "design -N 11585 -c 1 needs about 18.8 GB of memory" $?
+fi
+
+# --- The file size limit (defect 5) and its override.
+expect_error "file above --max-file-mib" "1484651 bytes, above the limit of 1048576" -- \
+  report "$root/matrices/eps_N16_c48.json" --max-file-mib 1
+"$cerar" report "$root/matrices/eps_N16_c48.json" --max-file-mib 2 >/dev/null &&
+  ok "--max-file-mib raises the limit" || bad "--max-file-mib 2"
+
+# --- Every hostile file of the fuzzer's regression corpus, through every reading command.
+for file in "$root"/tests/fuzz/regression/*; do
+  for command in validate report simulate; do
+    "$cerar" "$command" "$file" >"$work/out" 2>"$work/err"
+    rc=$?
+    if [[ $rc -ne 2 || $(wc -l <"$work/err") -ne 1 ]] ||
+       LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/err"; then
+      bad "$command $(basename "$file"): exit $rc, $(cat -v "$work/err")"
+    fi
+  done
+done
+ok "regression corpus: validate, report, simulate each refuse every file with one line"
+
+finish

@@ -1,0 +1,42 @@
+// ParallelFor (design/src/design/parallel.h): every task runs once, errors reach the caller, and
+// a thread that cannot be started leaves the work to the threads that did (issue 14: it used to
+// end in std::terminate).
+#include "design/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "../common/address_space.h"
+
+namespace cerar::design::detail {
+namespace {
+
+TEST(ParallelFor, RunsEveryTaskOnce) {
+  std::vector<std::atomic<int>> runs(1000);
+  ParallelFor(1000, [&](int k) { ++runs[k]; });
+  for (const auto& r : runs) EXPECT_EQ(r.load(), 1);
+}
+
+TEST(ParallelFor, RethrowsATaskError) {
+  EXPECT_THROW(ParallelFor(100, [](int k) {
+                 if (k == 37) throw std::runtime_error("task 37");
+               }),
+               std::runtime_error);
+}
+
+TEST(ParallelFor, FinishesOnTheCallersThreadWhenNoThreadCanStart) {
+  if (test_common::kSanitized) GTEST_SKIP() << "address-space limits do not apply under ASan";
+  // 1 MiB of headroom: no 8 MiB thread stack fits.
+  const int status = test_common::ExitStatusUnderAddressLimit(std::size_t{1} << 20, [] {
+    std::atomic<int> done{0};
+    ParallelFor(64, [&](int) { ++done; });
+    return done.load() == 64 ? 0 : 1;
+  });
+  EXPECT_EQ(status, 0) << "1: tasks lost; 106: std::terminate";
+}
+
+}  // namespace
+}  // namespace cerar::design::detail

@@ -1,0 +1,138 @@
+// Resource limits of the runtime (issue 14): size products that would wrap are refused before
+// anything is allocated, simulate refuses what cannot fit, a thread that cannot start is an
+// error instead of std::terminate, and a design whose sums overflow is reported as such.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "../common/address_space.h"
+#include "cases.h"
+#include "cerar/format/errors.h"
+#include "cerar/runtime/allreduce.h"
+#include "cerar/runtime/inprocess.h"
+#include "cerar/runtime/schedule.h"
+#include "cerar/runtime/simulate.h"
+
+namespace cerar {
+namespace {
+
+using ::testing::HasSubstr;
+using test_common::ExitStatusUnderAddressLimit;
+using test_common::kSanitized;
+
+std::string MessageOf(const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SimulateLimits, MemoryFigureIsTheSumOfItsParts) {
+  // N = 4, c = 8, f32, count 10001: m = 1251 columns; one 1 MiB segment holds m·4 bytes.
+  const Design d = test::RandomDesign(4, 8, 3);
+  SimulateOptions o;
+  o.count = 10001;
+  const std::uint64_t vector = 10001 * 4, m = 1251;
+  const std::uint64_t per_rank = 2 * vector + (10 + 2) * m * 4 + 2 * kSendSlots * m * 4;
+  EXPECT_EQ(SimulateMemoryBytes(d, o), 4 * per_rank + 10001 * sizeof(long double));
+}
+
+TEST(SimulateLimits, ImpossibleCountsAreRefusedBeforeAllocating) {
+  // 2^62 elements of 4 bytes: count·sizeof(T) wrapped to 0 and Simulate wrote past the buffer.
+  const Design d = test::RandomDesign(2, 2, 1);
+  SimulateOptions o;
+  o.count = std::size_t{1} << 62;
+  EXPECT_FALSE(SimulateMemoryBytes(d, o).has_value());
+  EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
+              HasSubstr("simulate: count 4611686018427387904 (f32, N = 2, c = 2) needs more "
+                        "than 2^64 bytes"));
+  // Representable but far more than any machine: refused with the figure, naming the option.
+  o.count = std::size_t{1} << 40;
+  const auto need = SimulateMemoryBytes(d, o);
+  ASSERT_TRUE(need.has_value());
+  EXPECT_GT(*need, AvailableMemoryBytes());
+  const std::string message = MessageOf([&] { CheckSimulateFits(d, o, "--count"); });
+  EXPECT_THAT(message, HasSubstr("simulate: --count 1099511627776 (f32, N = 2, c = 2) needs "));
+  EXPECT_THAT(message, HasSubstr(std::to_string(*need) + " bytes) for inputs, results, "
+                                 "workspaces and exact sums; this process can use "));
+}
+
+TEST(SimulateLimits, MoreRanksThanThreadsCanServeAreRefused) {
+  // Each in-process rank blocks in its waits, so it needs a thread of its own.
+  const Design d = test::RandomDesign(kMaxSimulateRanks + 1, 1, 1);
+  SimulateOptions o;
+  o.count = 16;
+  EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
+              HasSubstr("N = 1025 ranks would need 1025 threads"));
+}
+
+TEST(SimulateLimits, OverflowingDesignIsAnErrorNotNaN) {
+  // Entries of 1e308 are finite, so the design is valid, but its sums overflow: "measured -nan"
+  // with exit 0 before.
+  DesignParts parts = test::RandomDesign(3, 2, 5).parts();
+  parts.encoders[1](0, 0) = 1e308;
+  const Design d = Design::Create(parts, "huge entry");
+  for (const DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SimulateOptions o;
+    o.count = 1000;
+    o.dtype = dtype;
+    o.run_ring = false;
+    EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
+                HasSubstr("result is not finite: the design's matrices (largest |entry| 1e+308) "
+                          "overflow " + ToString(dtype) + " arithmetic"));
+  }
+}
+
+TEST(SizeProducts, EngineRefusesCountsWhoseBytesWrap) {
+  const Design d = test::RandomDesign(2, 2, 1);
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 4;
+  const auto errors = RunInProcess(2, [&](Transport& tr) {
+    auto backend = CreateCpuBackend();
+    AllReduceOptions o;
+    o.dtype = DType::kFloat64;
+    CodedAllReduce coded(d, tr, *backend, huge, o);
+  });
+  for (const auto& e : errors) {
+    EXPECT_THAT(ExceptionMessage(e), HasSubstr("does not fit in 64 bits"));
+  }
+  const auto ring_errors = RunInProcess(2, [&](Transport& tr) {
+    AllReduceOptions o;
+    o.dtype = DType::kFloat64;
+    RingAllReduce ring(tr, huge, o);
+  });
+  for (const auto& e : ring_errors) {
+    EXPECT_THAT(ExceptionMessage(e), HasSubstr("does not fit in 64 bits"));
+  }
+}
+
+TEST(SizeProducts, WorkspaceLayoutRefusesSizesThatWrap) {
+  const std::size_t m = std::size_t{1} << 61;
+  EXPECT_THAT(MessageOf([&] { MakeWorkspaceLayout(4, 1, m, 8, {{0, 1, 1}}); }),
+              HasSubstr("workspace: rows"));
+}
+
+TEST(ThreadLimits, AThreadThatCannotStartIsAnError) {
+  // N = 200 ranks under a tight address-space limit: std::terminate before, now TransportError
+  // after the ranks that did start were aborted and joined.
+  if (kSanitized) GTEST_SKIP() << "address-space limits do not apply under AddressSanitizer";
+  const int status = ExitStatusUnderAddressLimit(std::size_t{64} << 20, [] {
+    try {
+      RunInProcess(200, [](Transport& tr) {
+        char byte = 0, in = 0;
+        tr.Wait(tr.StartExchange(&byte, &in, 1));
+      });
+    } catch (const TransportError& e) {
+      return std::string(e.what()).find("cannot start the thread of rank") != std::string::npos
+                 ? 0 : 2;
+    }
+    return 3;  // all 200 started: the limit did not bite
+  });
+  EXPECT_EQ(status, 0) << "0: TransportError; 2: other message; 3: no failure; 106: abort";
+}
+
+}  // namespace
+}  // namespace cerar
