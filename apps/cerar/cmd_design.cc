@@ -98,9 +98,13 @@ Design BuildOptimized(const DesignArgs& a) {
   design::OptimizeOptions o = OptimizeOptionsOf(a);
   // Progress on stderr, first after 1 s, so short runs stay quiet.
   o.progress = [](const design::OptimizeProgress& p) {
-    std::fprintf(stderr,
-                 "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
-                 p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+    if (p.worst_constraint > 0)
+      std::fprintf(stderr,
+                   "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
+                   p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+    else  // no kappa bounded (the predicted error prices kappa)
+      std::fprintf(stderr, "optimize: evaluation %d  objective %.4e  %.1f s\n", p.evaluations,
+                   p.objective, p.elapsed_s);
   };
   Design d = design::Optimize(o);
   if (o.objective == design::Objective::kPredicted)

@@ -3,11 +3,17 @@
 // analytic gradient against central finite differences.
 #include <gtest/gtest.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <Eigen/QR>
 #include <cmath>
 #include <random>
 #include <tuple>
 
+#include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
+#include "design/error_model.h"
+#include "design/optimizer_model.h"
 #include "design/optimizer_objective.h"
 
 namespace cerar::design::opt {
@@ -104,6 +110,55 @@ TEST(Model, InvariantUnderScalingOnly) {
     moved = std::max(moved, std::abs(o.log_err[j] - base.log_err[j]));
   }
   EXPECT_GT(moved, 0.1);
+}
+
+}  // namespace
+}  // namespace cerar::design::opt
+
+namespace cerar::design::opt {
+namespace {
+
+// The decoder that minimises the model for given encoders is D = Vᵀ (G + M)^-1 (V: the sum of
+// the windows; docs/optimizer.md §3b). At a float32 optimum M is far below the eigenvalues of G
+// that matter, so it is the least-squares decoder to within 1e-3 in the predicted error: the
+// optimiser keeps least-squares decoders and searches the encoders.
+TEST(Model, LeastSquaresDecoderIsNearTheModelsOptimum) {
+  const int N = 8, c = 16, L = c + N - 2;
+  const double eps = BestEpsForTarget(N, c, Arithmetic::kFloat32, INFINITY).eps;
+  const Eigen::VectorXd x = EpsPoint(N, c, eps, true);
+  const Evaluator ev(N, c, Parametrisation::kPerRank);
+  const std::vector<MatrixXd> E = ev.Encoders(x.data());
+  std::vector<int> rows(N);
+  for (int i = 0; i < N; ++i) rows[i] = i * L;
+  const RoundingModel model(N, c, rows, Arithmetic::kFloat32);
+  const ConstRowMap X(x.data(), N * L, c);
+  const RoundingModel::Ring ring = model.Prepare(X);
+  std::vector<MatrixXd> ls(N), optimal(N);
+  std::vector<double> err_ls(N), err_opt(N);
+  for (int j = 0; j < N; ++j) {
+    Eigen::MatrixXd W(c, (N - 1) * c), V = Eigen::MatrixXd::Zero(c, c);
+    for (int i = 0, k = 0; i < N; ++i) {
+      if (i == j) continue;
+      const int s = ((j - 1 - i) % N + N) % N;
+      W.middleCols(k++ * c, c) = E[i].middleRows(N - 2 - s, c);
+      V += E[i].middleRows(N - 2 - s, c);
+    }
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(W.transpose());
+    const Eigen::MatrixXd Rq = qr.matrixQR().topRows(c).triangularView<Eigen::Upper>();
+    const Eigen::MatrixXd G = W * W.transpose();
+    ls[j] = G.llt().solve(V).transpose();  // (G^-1 V)ᵀ = Vᵀ G^-1
+    Eigen::MatrixXd T(c, (N - 1) * c);
+    for (int k = 0; k < N - 1; ++k) T.middleCols(k * c, c).setIdentity();
+    const Eigen::MatrixXd R = ls[j] * W - T, Wpinv = W.transpose() * G.inverse();
+    const auto rounding = model.Rank(j, ring, RoundingModel::Decoding{W, ls[j], Wpinv, R, Rq});
+    optimal[j] = (G + rounding.M).llt().solve(V).transpose();
+    err_ls[j] = R.norm() / std::sqrt(double(N) * c);
+    err_opt[j] = (optimal[j] * W - T).norm() / std::sqrt(double(N) * c);
+  }
+  const double p_ls = detail::ModelError(N, c, E, ls, err_ls, Arithmetic::kFloat32);
+  const double p_opt = detail::ModelError(N, c, E, optimal, err_opt, Arithmetic::kFloat32);
+  EXPECT_LE(p_opt, p_ls * (1 + 1e-12));  // it is the minimiser
+  EXPECT_NEAR(p_opt / p_ls, 1.0, 1e-3);
 }
 
 }  // namespace

@@ -61,10 +61,10 @@ bool MeetsBudget(const Figures& f, double kappa_max) {
 }
 
 // The result and its start point, both analysed in options.precision on the same budget; the
-// result is kept when it meets the budget and beats the start there.
+// result is kept when it meets the budget and beats the start there. The start is analysed from
+// its float64 encoders (as the result is); the eps construction itself, whose high-precision
+// derivation also analyses the unrounded construction, is built only when it is returned.
 struct Acceptance {
-  explicit Acceptance(Design s) : start(std::move(s)) {}
-  Design start;
   Figures start_hp;
   bool start_ok = false;
   std::optional<Design> result;
@@ -73,24 +73,31 @@ struct Acceptance {
 };
 Acceptance AcceptInHighPrecision(const OptimizeOptions& o, const opt::Evaluator& ev,
                                  const opt::Float64Run& run) {
-  ConstructionOptions start_options;
-  start_options.construction = Construction::kEps;
-  start_options.N = o.N;
-  start_options.c = o.c;
-  start_options.eps = run.start_eps;
-  start_options.precision = o.precision;
-  Acceptance a(MakeConstruction(start_options));
-  a.start_hp = FiguresIn(a.start, o.precision);
-  a.start_ok = MeetsBudget(a.start_hp, o.kappa_max);
-  if (run.skipped || !run.search.feasible) return a;
+  Acceptance a;
   Provenance p;
   p.construction = "optimized";
   p.shift_invariant = ResolveVariables(o) == Variables::kShiftInvariant;
+  a.start_hp = FiguresIn(MakeFromEncoders(o.N, o.c, ev.Encoders(run.start_x.data()), p,
+                                          o.precision),
+                         o.precision);
+  a.start_ok = MeetsBudget(a.start_hp, o.kappa_max);
+  if (run.skipped || !run.search.feasible) return a;
   a.result = MakeFromEncoders(o.N, o.c, ev.Encoders(run.x.data()), p, o.precision);
   a.result_hp = FiguresIn(*a.result, o.precision);
   a.improved = MeetsBudget(a.result_hp, o.kappa_max) &&
                (!a.start_ok || ObjectiveOf(a.result_hp, o) < ObjectiveOf(a.start_hp, o));
   return a;
+}
+
+// The eps start point as the toolkit builds it (returned when the search did not beat it).
+Design StartDesign(const OptimizeOptions& o, double eps) {
+  ConstructionOptions start;
+  start.construction = Construction::kEps;
+  start.N = o.N;
+  start.c = o.c;
+  start.eps = eps;
+  start.precision = o.precision;
+  return MakeConstruction(start);
 }
 
 std::string Infeasible(const OptimizeOptions& o, const opt::Float64Run& run,
@@ -181,7 +188,7 @@ OptimizeResult TryOptimize(const OptimizeOptions& options) {
   const Acceptance a = AcceptInHighPrecision(options, ev, run);
   if (!a.improved && !a.start_ok) return OptimizeResult{std::nullopt, Infeasible(options, run, a)};
 
-  DesignParts parts = (a.improved ? *a.result : a.start).parts();
+  DesignParts parts = (a.improved ? *a.result : StartDesign(options, run.start_eps)).parts();
   parts.provenance.construction = "optimized";
   parts.provenance.shift_invariant = a.improved ? !per_rank : true;
   parts.provenance.parameters = ProvenanceParameters(options, ev, run, a);
