@@ -5,6 +5,7 @@
 //   StageBudget     the share of time and evaluations each stage may use
 //   SearchFresh     a stage from an eps point: shift-invariant warm start, then per rank
 //   CarryOver       a later stage's start: the previous design rescaled, or the eps point
+//   RunStage        one stage: its budgets, its start (CarryOver or SearchFresh), its search
 //   NormaliseGauge  the result scaled by a power of two to the start's packet size
 //
 // RunFloat64 chains them; every stage reports into one SearchResult.
@@ -213,6 +214,82 @@ double StageEps(const OptimizeOptions& o, const Stage& stage, bool last, double 
   return e.eps;  // the eps of smallest kappa when none meets the budget
 }
 
+// --- RunStage --------------------------------------------------------------------------------
+// The search settings every stage shares.
+SearchSettings BaseSettings(const OptimizeOptions& o) {
+  SearchSettings settings;
+  settings.algorithm = o.algorithm;
+  settings.seed = o.seed;
+  settings.max_hops = o.max_hops;
+  settings.slack = o.search_slack;
+  settings.lbfgs_memory = o.lbfgs_memory;
+  settings.progress_interval_s = o.progress_interval_s;
+  return settings;
+}
+
+// What the stages so far have found, and the run's clocks.
+struct RunState {
+  Clock::time_point started;
+  Eigen::VectorXd x0;       // the run's start with its seeded perturbation
+  Eigen::VectorXd current;  // best point of the previous stages (empty: none feasible yet)
+  double first_eps = 0;     // eps of the first stage's start
+  double current_eps = 0;   // eps of the eps point `current` departs from
+  double current_log_err = 0;
+  int progress_base = 0;  // evaluations before the running search (for progress reports)
+  std::vector<std::string> stage_starts;
+};
+
+// Stage st: its budgets (StageEnd of the run's time and evaluations, less what was used), its
+// start (CarryOver, or SearchFresh from the eps point for its budget), its search.
+SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
+                      const std::vector<Stage>& stages, int st, const Float64Run& run,
+                      SearchSettings settings, int evaluations_used, RunState& state) {
+  const int S = int(stages.size());
+  const bool last = st == S - 1, per_rank = PerRank(o);
+  const Stage& stage = stages[st];
+  settings.norm = stage.norm;
+  settings.kappa_bound = std::isfinite(stage.kappa) ? stage.kappa * (1 - kKappaMargin) : kInf;
+  settings.time_limit_s =
+      std::max(1e-3, o.time_limit_s * StageEnd(st, S) - Seconds(state.started));
+  settings.max_evaluations =
+      std::max(1, int(o.max_evaluations * StageEnd(st, S)) - evaluations_used);
+  const double stage_eps = StageEps(o, stage, last, run.start_eps);
+  state.progress_base = evaluations_used;
+  SearchResult r;
+  int carry_evaluations = 0;
+  if (state.current.size() > 0) {
+    const Carried carried = CarryOver(ev, per_rank, stage, state.current, state.current_eps,
+                                      state.current_log_err, stage_eps, stages[st - 1]);
+    state.stage_starts.push_back(carried.how);
+    carry_evaluations = carried.transfer.evaluations;
+    state.progress_base += carry_evaluations;
+    if (!carried.fresh) {
+      // Hops scaled with eps: the design's departure from the eps construction shrinks with
+      // eps (§6), and hops sized for the first stage would throw the search out of its basin.
+      settings.box = 2 * carried.transfer.x.cwiseAbs().maxCoeff();
+      settings.hop_scale = state.current_eps * carried.transfer.scale / state.first_eps;
+      r = Search(ev, carried.transfer.x, settings);
+      state.current_eps *= carried.transfer.scale;  // departs from X_eps(current_eps s)
+    }
+  }
+  if (r.x.size() == 0) {
+    // From the eps point for this stage's budget (the run's own start on the last stage), with
+    // the run's seeded perturbation.
+    Eigen::VectorXd xs = state.x0;
+    if (!last) xs = EpsPoint(o.N, o.c, stage_eps, per_rank) + (state.x0 - run.start_x);
+    r = SearchFresh(ev, per_rank, xs, Perturbed(EpsBaseSequence(o.N, o.c, stage_eps), o),
+                    o.target, settings, &state.progress_base);
+    state.current_eps = stage_eps;
+    if (st == 0) state.first_eps = stage_eps;
+  }
+  r.evaluations += carry_evaluations;
+  if (r.feasible) {
+    state.current = r.x;
+    state.current_log_err = std::log(r.objective);
+  }
+  return r;
+}
+
 }  // namespace
 
 double EffectiveContinuationFrom(const OptimizeOptions& o) {
@@ -222,12 +299,11 @@ double EffectiveContinuationFrom(const OptimizeOptions& o) {
 
 Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   const int N = options.N, c = options.c;
-  const bool per_rank = PerRank(options);
   Float64Run run;
   const EpsAtKappa start = ChooseStart(options);
   run.start_eps = start.eps;
   run.start_feasible = start.feasible;
-  run.start_x = EpsPoint(N, c, run.start_eps, per_rank);
+  run.start_x = EpsPoint(N, c, run.start_eps, PerRank(options));
   run.start_figures = ev.Analyse(run.start_x.data());
   run.x = run.start_x;
   run.figures = run.start_figures;
@@ -239,90 +315,34 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
     run.search.feasible = run.start_feasible;
     return run;
   }
-  const Eigen::VectorXd x0 = Perturbed(run.start_x, options);
 
-  SearchSettings settings;
-  settings.algorithm = options.algorithm;
-  settings.seed = options.seed;
-  settings.max_hops = options.max_hops;
-  settings.slack = options.search_slack;
-  settings.lbfgs_memory = options.lbfgs_memory;
-  settings.progress_interval_s = options.progress_interval_s;
   // Progress counts evaluations and time over the whole run, across stages and warm starts.
-  int progress_base = 0;
-  const auto started = Clock::now();
+  SearchSettings settings = BaseSettings(options);
+  RunState state;
+  state.started = Clock::now();
+  state.x0 = Perturbed(run.start_x, options);
   if (options.progress)
-    settings.progress = [&progress_base, &started,
-                         user = options.progress](const OptimizeProgress& p) {
+    settings.progress = [&state, user = options.progress](const OptimizeProgress& p) {
       OptimizeProgress q = p;
-      q.evaluations += progress_base;
-      q.elapsed_s = Seconds(started);
+      q.evaluations += state.progress_base;
+      q.elapsed_s = Seconds(state.started);
       user(q);
     };
-
   const std::vector<Stage> stages = PlanStages(options, run.start_figures);
-  const int S = int(stages.size());
-  Eigen::VectorXd current;  // best point of the previous stages (empty: none feasible yet)
-  double first_eps = 0;     // eps of the first stage's start
-  double current_eps = 0;   // eps of the eps point `current` departs from
-  double current_log_err = 0;
   SearchResult total;
-  for (int st = 0; st < S; ++st) {
-    const bool last = st == S - 1;
-    const Stage& stage = stages[st];
-    settings.norm = stage.norm;
-    settings.kappa_bound = std::isfinite(stage.kappa) ? stage.kappa * (1 - kKappaMargin) : kInf;
-    settings.time_limit_s = std::max(1e-3, options.time_limit_s * StageEnd(st, S) - Seconds(started));
-    settings.max_evaluations =
-        std::max(1, int(options.max_evaluations * StageEnd(st, S)) - total.evaluations);
-    const double stage_eps = StageEps(options, stage, last, run.start_eps);
-    progress_base = total.evaluations;
-    SearchResult r;
-    bool fresh = current.size() == 0;
-    if (!fresh) {
-      const Carried carried = CarryOver(ev, per_rank, stage, current, current_eps,
-                                        current_log_err, stage_eps, stages[st - 1]);
-      run.stage_starts.push_back(carried.how);
-      progress_base += carried.transfer.evaluations;
-      fresh = carried.fresh;
-      if (!fresh) {
-        // Hops scaled with eps: the design's departure from the eps construction shrinks with
-        // eps (§6), and hops sized for the first stage would throw the search out of its basin.
-        SearchSettings hopping = settings;
-        hopping.box = 2 * carried.transfer.x.cwiseAbs().maxCoeff();
-        hopping.hop_scale = current_eps * carried.transfer.scale / first_eps;
-        r = Search(ev, carried.transfer.x, hopping);
-        current_eps *= carried.transfer.scale;  // departs from X_eps(current_eps s)
-      }
-      r.evaluations += carried.transfer.evaluations;
-    }
-    if (fresh) {
-      // From the eps point for this stage's budget (the run's own start on the last stage),
-      // with the run's seeded perturbation.
-      Eigen::VectorXd xs = x0;
-      if (!last) xs = EpsPoint(N, c, stage_eps, per_rank) + (x0 - run.start_x);
-      const SearchResult f =
-          SearchFresh(ev, per_rank, xs, Perturbed(EpsBaseSequence(N, c, stage_eps), options),
-                      options.target, settings, &progress_base);
-      const int carried_evaluations = r.evaluations;
-      r = f;
-      r.evaluations += carried_evaluations;
-      current_eps = stage_eps;
-      if (st == 0) first_eps = stage_eps;
-    }
+  for (int st = 0; st < int(stages.size()); ++st) {
+    const SearchResult r = RunStage(options, ev, stages, st, run, settings, total.evaluations,
+                                    state);
     total.Add(r);
-    if (r.feasible) {
-      current = r.x;
-      current_log_err = std::log(r.objective);
-    }
-    if (last) {
+    if (st == int(stages.size()) - 1) {
       total.x = r.x;
       total.feasible = r.feasible;
       total.objective = r.objective;
       total.stopped_by = r.stopped_by;
     }
   }
-  run.stages = S;
+  run.stages = int(stages.size());
+  run.stage_starts = state.stage_starts;
   run.search = total;
   run.x = NormaliseGauge(run.search.x, run.start_x, c);
   run.figures = ev.Analyse(run.x.data());

@@ -9,9 +9,7 @@
 #include <limits>
 #include <nlopt.hpp>
 #include <random>
-#include <sstream>
 
-#include "cerar/format/errors.h"
 
 namespace cerar::design::opt {
 namespace {
