@@ -184,6 +184,9 @@ void AddDesignCommand(CLI::App& app) {
       // Flag combinations here; every rule on the values is the library's (Validate).
       if (eps_opt->count() > 0)
         throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
+      if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
+        throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
+                       "float32|float64|bfloat16");
       if (tune_opt->count() > 0 && objective_opt->count() > 0)
         throw CliError("design: --tune optimises the predicted error; drop --objective " +
                        args->objective);

@@ -88,7 +88,8 @@ expect_error "negative count" "count" -- simulate "$f" --count -5
 expect_error "negative continuation" "continuation_from = -5" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
 expect_error "negative L-BFGS memory" "lbfgs_memory = -3" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
 expect_error "continuation not finite" "continuation_from = nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
-expect_error "optimized rms without a bound" "kappa_max = inf" -- design --construction optimized -N 4 -c 8
+expect_error "optimized without a bound or a target" "--kappa-max VALUE or --tune" -- design --construction optimized -N 4 -c 8
+expect_error "optimized with a bound below 1" "kappa_max = 0.5" -- design --construction optimized -N 4 -c 8 --kappa-max 0.5
 expect_error "tune and objective" "--objective" -- design --construction optimized -N 4 -c 8 --tune float32 --objective op
 expect_error "pareto N < 2" "N = 1" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
 expect_error "pareto without any design" "no design meets" -- pareto -N 4 -c 4 --no-optimize --points 2 --kappa 1.1:1.2

@@ -355,6 +355,7 @@ TEST(Pareto, BudgetsNoEpsMeetsAreGaps) {
   po.kappa_to = 1e3;
   po.points = 2;
   po.optimize = false;
+  po.precision = Precision::kFloat64;
   const auto front = ParetoFront(po);
   ASSERT_EQ(front.size(), 2u);
   EXPECT_FALSE(front[0].has_eps);

@@ -85,7 +85,7 @@ TEST(Start, RejectsBadArguments) {
 // matches TuneEps (the toolkit's term-by-term model, its own grid and golden section); with a
 // kappa bound it stays within it.
 TEST(Start, ForTargetMatchesTuneEps) {
-  for (auto [N, c] : {std::pair{4, 8}, std::pair{8, 24}}) {
+  for (auto [N, c] : {std::pair{4, 8}, std::pair{4, 12}}) {  // r* = 1 and 2
     const EpsAtKappa s = BestEpsForTarget(N, c, Arithmetic::kFloat32, INFINITY);
     ASSERT_TRUE(s.feasible);
     const TuneResult t = TuneEps(Construction::kEps, N, c, Arithmetic::kFloat32,

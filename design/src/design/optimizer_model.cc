@@ -1,5 +1,5 @@
 // The error model of docs/error-model.md in the matrix form the optimiser differentiates
-// (optimizer_model.h; derivation in docs/optimizer.md §3).
+// (optimizer_model.h; derivation in docs/optimizer.md §3b).
 #include "design/optimizer_model.h"
 
 #include <algorithm>

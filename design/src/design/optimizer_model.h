@@ -1,7 +1,7 @@
 #pragma once
 // The finite-precision error model of docs/error-model.md as an optimiser objective: for rank j,
 // predicted_j^2 = err_rms_j^2 + rounding_j / (N c), with rounding_j in matrix form so that it
-// and its gradient cost O(K c^3 + N^2 L) per rank (docs/optimizer.md §3):
+// and its gradient cost O(K c^3 + N^2 L) per rank (docs/optimizer.md §3b):
 //
 //   rounding_j = tr(D M Dᵀ) + q c,   M = diag(a) + q (G ∘ Ω'),   G = W Wᵀ,   q = 0.18 u²,
 //

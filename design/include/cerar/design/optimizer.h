@@ -56,7 +56,7 @@ struct OptimizeOptions {
   Objective objective = Objective::kRms;
   Arithmetic target = Arithmetic::kFloat32;  // of kPredicted
   // kAuto (the default): per rank where N (c + N - 2) c <= kPerRankMaxVariables, else
-  // shift-invariant (docs/optimizer.md §6 gives the measurements behind the rule).
+  // shift-invariant (docs/optimizer.md §1 gives the measurements behind the rule).
   Variables variables = Variables::kAuto;
   static constexpr int kPerRankMaxVariables = 60000;
   OptimizerAlgorithm algorithm = OptimizerAlgorithm::kAuglagLbfgs;
