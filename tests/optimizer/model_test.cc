@@ -15,6 +15,7 @@
 #include "design/error_model.h"
 #include "design/optimizer_model.h"
 #include "design/optimizer_objective.h"
+#include "directions.h"
 
 namespace cerar::design::opt {
 namespace {
@@ -59,11 +60,8 @@ TEST_P(ModelP, GradientMatchesFiniteDifferences) {
   ASSERT_FALSE(r.singular);
   ASSERT_EQ(r.gradient.rows(), N);  // no kappa rows
   std::mt19937_64 rng(3);
-  std::normal_distribution<double> normal(0.0, 1.0);
   for (int trial = 0; trial < 3; ++trial) {
-    Eigen::VectorXd d(x.size());
-    for (int k = 0; k < d.size(); ++k) d(k) = normal(rng);
-    d /= d.norm();
+    const Eigen::VectorXd d = RandomUnitDirection(rng, x.size());
     const double h = 1e-6;
     const Eigen::VectorXd xp = x + h * d, xm = x - h * d;
     const auto rp = ev.Evaluate(xp.data(), Norm::kPredicted, false, false);
