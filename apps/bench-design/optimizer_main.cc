@@ -1,4 +1,6 @@
-// cerar-bench-optimizer: cost of one optimiser evaluation (figures and 3N gradients), per rank.
+// cerar-bench-optimizer: cost of one optimiser evaluation, per rank: err_rms and both condition
+// numbers (3N gradients, the kappa-bounded search) and the predicted float32 error alone (N
+// gradients, the precision-aware search of --tune).
 //   cerar-bench-optimizer MODE [--quick]
 //   allocating  Evaluator::Evaluate, fresh gradient storage each call, default allocator
 //   reused      Evaluator::EvaluateInto a buffer kept across calls (what the search does)
@@ -54,26 +56,32 @@ int main(int argc, char** argv) {
       double eps;
     };
     std::vector<Case> cases{{4, 8, 0.1}, {8, 24, 0.1}};
-    if (!quick) cases.push_back({16, 32, 0.05});
+    if (!quick) {
+      cases.push_back({16, 32, 0.05});
+      cases.push_back({16, 48, 0.05});
+    }
     const int reps = quick ? 10 : 50;
     for (const Case& k : cases) {
       const Evaluator ev(k.N, k.c, Parametrisation::kPerRank);
       const Eigen::VectorXd x = cerar::design::opt::EpsPoint(k.N, k.c, k.eps, true);
-      double ms = 0;
-      if (mode == "allocating") {
-        ms = MsPerEvaluation(
-            reps, [&] { (void)ev.Evaluate(x.data(), Evaluator::ErrorNorm::kFrobenius, true); });
-      } else {
-        std::vector<double> gradient(std::size_t(3 * k.N) * ev.size());
-        Evaluator::Result r;
-        ms = MsPerEvaluation(reps, [&] {
-          ev.EvaluateInto(x.data(), Evaluator::ErrorNorm::kFrobenius, r, gradient.data(),
-                          ev.size());
-        });
+      for (const auto norm : {Evaluator::ErrorNorm::kFrobenius, Evaluator::ErrorNorm::kPredicted}) {
+        const bool kappas = norm == Evaluator::ErrorNorm::kFrobenius;
+        double ms = 0;
+        if (mode == "allocating") {
+          ms = MsPerEvaluation(reps, [&] { (void)ev.Evaluate(x.data(), norm, true, kappas); });
+        } else {
+          std::vector<double> gradient(std::size_t((kappas ? 3 : 1) * k.N) * ev.size());
+          Evaluator::Result r;
+          ms = MsPerEvaluation(reps, [&] {
+            ev.EvaluateInto(x.data(), norm, r, gradient.data(), ev.size(), kappas);
+          });
+        }
+        std::printf("%-10s N=%-3d c=%-3d variables=%-6d %-22s %8.3f ms per evaluation with "
+                    "gradients\n",
+                    mode.c_str(), k.N, k.c, ev.size(),
+                    kappas ? "err_rms, kappas" : "predicted float32", ms);
+        std::fflush(stdout);
       }
-      std::printf("%-10s N=%-3d c=%-3d variables=%-6d %8.3f ms per evaluation with gradients\n",
-                  mode.c_str(), k.N, k.c, ev.size(), ms);
-      std::fflush(stdout);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cerar-bench-optimizer: %s\n", e.what());

@@ -1,14 +1,17 @@
 // cerar design: build a design (eps or vandermonde construction at a given eps, or tuned for a
-// target arithmetic), analyse it, print its report and optionally write the design file.
+// target arithmetic; or optimised, for a kappa budget or a target arithmetic), analyse it, print
+// its report and optionally write the design file.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/errors.h"
 #include "cerar/format/printable.h"
+#include "cerar/runtime/simulate.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "cost.h"
@@ -30,36 +33,88 @@ struct DesignArgs {
   bool force = false;
   bool json = false;
   // --construction optimized (design/include/cerar/design/optimizer.h)
-  double kappa_max = std::nan("");
-  std::string objective = "rms";
+  double kappa_max = design::OptimizeOptions::kNoKappaBound;
+  std::string objective;  // default: rms, or predicted with --tune
   double time_limit = 60;
   std::uint64_t seed = 0;
-  bool per_rank = false;
+  bool per_rank = false, shift_invariant = false;
   double continuation_from = design::OptimizeOptions::kContinuationAuto;
   int max_evaluations = 200000;
   int lbfgs_memory = design::OptimizeOptions{}.lbfgs_memory;
+  long long check_count = 1 << 18;
 };
 
-Design BuildOptimized(const DesignArgs& a) {
+// Options of --construction optimized; their rules are checked by the library (Validate).
+design::OptimizeOptions OptimizeOptionsOf(const DesignArgs& a) {
   design::OptimizeOptions o;
   o.N = a.N;
   o.c = a.c;
   o.kappa_max = a.kappa_max;
-  o.objective = design::ParseObjective(a.objective);
+  if (!a.tune.empty()) {
+    o.objective = design::Objective::kPredicted;
+    o.target = design::ParseArithmetic(a.tune);
+  } else if (!a.objective.empty()) {
+    o.objective = design::ParseObjective(a.objective);
+  }
   o.time_limit_s = a.time_limit;
   o.seed = a.seed;
-  o.per_rank_encoders = a.per_rank;
+  o.variables = a.per_rank          ? design::Variables::kPerRank
+                : a.shift_invariant ? design::Variables::kShiftInvariant
+                                    : design::Variables::kAuto;
   o.continuation_from = a.continuation_from;
   o.max_evaluations = a.max_evaluations;
   o.lbfgs_memory = a.lbfgs_memory;
   if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
+  return o;
+}
+
+// A design optimised for a target arithmetic is run before it is written: `cerar simulate`'s
+// library call on check_count elements must measure an error within 20 % of the model's
+// prediction (docs/optimizer.md §7). The check is recorded in the provenance. No runtime
+// arithmetic for bfloat16: recorded as not run.
+Design CheckedBySimulation(const Design& d, design::Arithmetic target, long long count) {
+  DesignParts parts = d.parts();
+  nlohmann::json& check = parts.provenance.parameters["simulation_check"];
+  if (target == design::Arithmetic::kBFloat16) {
+    check = {{"run", false}, {"why", "the runtime has no bfloat16 arithmetic to simulate"}};
+    return Design::Create(std::move(parts), "optimized design");
+  }
+  SimulateOptions so;
+  so.count = std::size_t(count);
+  so.dtype = target == design::Arithmetic::kFloat32 ? DType::kFloat32 : DType::kFloat64;
+  so.run_ring = false;
+  const double measured = Simulate(d, so).measured_err_rms;
+  const double predicted = design::PredictedError(*d.figures(), d.N(), d.c(), target);
+  const double ratio = measured / predicted;
+  if (!(ratio >= 0.8 && ratio <= 1.2)) {
+    std::ostringstream m;
+    m << "design: simulate --dtype " << ToString(so.dtype) << " --count " << count
+      << " measured error " << measured << ", the error model predicted " << predicted
+      << " (ratio " << ratio << ", outside 0.8 .. 1.2); the design was not written";
+    throw NumericalError(m.str());
+  }
+  check = {{"run", true},         {"dtype", ToString(so.dtype)}, {"count", count},
+           {"seed", so.seed},     {"measured_error", measured},  {"predicted_error", predicted},
+           {"ratio", ratio},      {"rule", "measured within 20 % of predicted"}};
+  return Design::Create(std::move(parts), "optimized design");
+}
+
+Design BuildOptimized(const DesignArgs& a) {
+  design::OptimizeOptions o = OptimizeOptionsOf(a);
   // Progress on stderr, first after 1 s, so short runs stay quiet.
   o.progress = [](const design::OptimizeProgress& p) {
-    std::fprintf(stderr,
-                 "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
-                 p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+    if (p.worst_constraint > 0)
+      std::fprintf(stderr,
+                   "optimize: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
+                   p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
+    else  // no kappa bounded (the predicted error prices kappa)
+      std::fprintf(stderr, "optimize: evaluation %d  objective %.4e  %.1f s\n", p.evaluations,
+                   p.objective, p.elapsed_s);
   };
-  return design::Optimize(o);
+  Design d = design::Optimize(o);
+  if (o.objective == design::Objective::kPredicted)
+    d = CheckedBySimulation(d, o.target, a.check_count);
+  return d;
 }
 
 Design BuildDesign(const DesignArgs& a) {
@@ -94,8 +149,9 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("--construction", args->construction, "eps | vandermonde | optimized")
       ->capture_default_str();
   cmd->add_option("--kappa-max", args->kappa_max,
-                  "optimized: bound on kappa_dec and kappa_enc (>= 1)");
-  cmd->add_option("--objective", args->objective, "optimized: rms | op")->capture_default_str();
+                  "optimized: bound on kappa_dec and kappa_enc (>= 1; optional with --tune)");
+  auto* objective_opt = cmd->add_option("--objective", args->objective,
+                                        "optimized: rms | op (default rms; --tune: predicted)");
   cmd->add_option("--time-limit", args->time_limit,
                   "optimized: seconds of search (> 0); the final analysis in --precision comes "
                   "after it (cerar --timeout bounds the whole command)")
@@ -106,18 +162,27 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("--max-evaluations", args->max_evaluations,
                   "optimized: evaluation budget (the reproducible stop)")
       ->capture_default_str();
-  cmd->add_flag("--per-rank", args->per_rank,
-                "optimized: one encoder per rank (else shift-invariant)");
-  auto* continuation_opt = cmd->add_option("--continuation-from", args->continuation_from,
+  auto* per_rank_opt = cmd->add_flag(
+      "--per-rank", args->per_rank,
+      "optimized: one encoder per rank (the default where N (c + N - 2) c <= 60000)");
+  cmd->add_flag("--shift-invariant", args->shift_invariant,
+                "optimized: one base sequence C(tau) for all ranks (the default above that)")
+      ->excludes(per_rank_opt);
+  cmd->add_option("--check-count", args->check_count,
+                  "optimized --tune: elements per rank of the simulation check (>= 1)")
+      ->capture_default_str();
+  cmd->add_option("--continuation-from", args->continuation_from,
                   "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
                   "to the next (0: off; default: 100 where c <= 2N, else off)");
-  auto* memory_opt = cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
-                                     "optimized: L-BFGS correction pairs (-1: auto, min(100, "
-                                     "max(10, 600000 / variables)); 0: NLopt's heuristic)")
-                         ->capture_default_str();
+  cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
+                  "optimized: L-BFGS correction pairs (-1: auto, min(100, max(10, 600000 / "
+                  "variables)); 0: NLopt's heuristic)")
+      ->capture_default_str();
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
-  auto* tune_opt = cmd->add_option("--tune", args->tune,
-                                   "pick eps for a target arithmetic: float32 | float64 | bfloat16");
+  auto* tune_opt = cmd->add_option(
+      "--tune", args->tune,
+      "target arithmetic float32 | float64 | bfloat16: eps, vandermonde: pick eps for it; "
+      "optimized: minimise the predicted error in it");
   eps_opt->excludes(tune_opt);
   cmd->add_option("--precision", args->precision,
                   "arithmetic of decoder derivation and analysis: float64 (refused where it "
@@ -129,19 +194,24 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--force", args->force, "replace an existing output file");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->callback([args, continuation_opt, memory_opt, eps_opt, tune_opt] {
-    if (memory_opt->count() > 0 && args->lbfgs_memory < -1)
-      throw InvalidArgument("--lbfgs-memory " + std::to_string(args->lbfgs_memory) +
-                            ": expected >= 0 (0: NLopt's heuristic) or -1 (auto)");
-    if (continuation_opt->count() > 0 &&
-        !(std::isfinite(args->continuation_from) && args->continuation_from >= 0))
-      throw InvalidArgument("--continuation-from " + Number(args->continuation_from) +
-                            ": expected a finite value >= 0 (0: off)");
+  cmd->callback([args, eps_opt, tune_opt, objective_opt] {
     const bool optimized = args->construction == "optimized";
-    if (optimized && (eps_opt->count() > 0 || tune_opt->count() > 0))
-      throw CliError("design: --construction optimized takes --kappa-max, not --eps or --tune");
-    if (optimized && std::isnan(args->kappa_max))
-      throw CliError("design: --construction optimized needs --kappa-max VALUE");
+    if (optimized) {
+      // Flag combinations here; every rule on the values is the library's (Validate).
+      if (eps_opt->count() > 0)
+        throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
+      if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
+        throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
+                       "float32|float64|bfloat16");
+      if (tune_opt->count() > 0 && objective_opt->count() > 0)
+        throw CliError("design: --tune optimises the predicted error; drop --objective " +
+                       args->objective);
+      if (args->check_count < 1)
+        throw CliError("design: --check-count " + std::to_string(args->check_count) +
+                       ", expected >= 1");
+      const std::string why = OptimizeOptionsOf(*args).Validate();
+      if (!why.empty()) throw InvalidArgument("design: " + why);
+    }
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
       throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))

@@ -23,7 +23,7 @@ struct ParetoArgs {
   std::uint64_t seed = 0;
   std::string precision = "mp50";
   bool no_optimize = false;
-  bool per_rank = false;
+  bool per_rank = false, shift_invariant = false;
   double continuation_from = design::OptimizeOptions::kContinuationAuto;
   bool csv = false;
   std::string output;
@@ -75,40 +75,55 @@ void AddParetoCommand(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
       ->capture_default_str();
   cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
-  auto* continuation_opt = cmd->add_option("--continuation-from", a->continuation_from,
+  cmd->add_option("--continuation-from", a->continuation_from,
                   "first solve for kappa budgets kappa/10^s >= this, each rescaled to the next "
                   "(0: off; default: 100 where c <= 2N, else off)");
-  cmd->add_flag("--per-rank", a->per_rank,
-                "optimise one encoder per rank (else shift-invariant C)");
+  auto* per_rank_opt = cmd->add_flag(
+      "--per-rank", a->per_rank, "optimise one encoder per rank (default where N (c + N - 2) c <= 60000)");
+  cmd->add_flag("--shift-invariant", a->shift_invariant,
+                "optimise one base sequence C(tau) for all ranks (the default above that)")
+      ->excludes(per_rank_opt);
   cmd->add_flag("--csv", a->csv, "CSV instead of a table");
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of stdout");
   cmd->add_flag("--force", a->force, "replace an existing output file");
-  cmd->callback([a, continuation_opt] {
-    if (continuation_opt->count() > 0 &&
-        !(std::isfinite(a->continuation_from) && a->continuation_from >= 0))
-      throw InvalidArgument("--continuation-from " + Number(a->continuation_from) +
-                            ": expected a finite value >= 0 (0: off)");
+  cmd->callback([a] {
     auto [from, to] = ParseKappaRange(a->kappa);
-    if (a->points < 1 || a->points > 1000)
-      throw InvalidArgument("pareto: --points " + std::to_string(a->points) +
-                            " must be in [1, 1000]");
-    if (from == to) a->points = 1;
-    RequireWritable(a->output, a->force);
     design::ParetoOptions po;
+    po.N = a->N;
+    po.c = a->c;
+    po.kappa_from = from;
+    po.kappa_to = to;
+    po.points = from == to ? 1 : a->points;  // one budget: one point
     po.optimize = !a->no_optimize;
     po.objective = design::ParseObjective(a->objective);
-    po.per_rank_encoders = a->per_rank;
+    po.variables = a->per_rank          ? design::Variables::kPerRank
+                   : a->shift_invariant ? design::Variables::kShiftInvariant
+                                        : design::Variables::kAuto;
     po.continuation_from = a->continuation_from;
     po.time_limit_s = a->time_limit;
     po.max_evaluations = a->max_evaluations;
     po.seed = a->seed;
     po.precision = design::ParsePrecision(a->precision);
+    // Every rule on the values is the library's.
+    if (const std::string why = po.Validate(); !why.empty()) throw InvalidArgument(why);
+    RequireWritable(a->output, a->force);
     po.progress = [](const design::OptimizeProgress& p) {
       std::fprintf(stderr,
                    "pareto: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",
                    p.evaluations, p.objective, p.worst_constraint, p.elapsed_s);
     };
-    const auto front = design::ParetoFront(a->N, a->c, from, to, a->points, po);
+    const auto front = design::ParetoFront(po);
+    // A front without a single design is a failure, not a table of gaps.
+    bool any = false;
+    for (const auto& p : front) any = any || p.has_eps || p.has_optimized;
+    if (!any) {
+      std::ostringstream m;
+      m << "pareto: no design meets any kappa budget in " << a->kappa << " for N = " << a->N
+        << ", c = " << a->c;
+      if (!front.empty() && !front.back().infeasible.empty())
+        m << " (largest budget: " << front.back().infeasible << ")";
+      throw NumericalError(m.str());
+    }
     std::ostringstream out;
     char line[400];
     if (a->csv) {

@@ -119,9 +119,31 @@ expect_error "missing file" "missing.json" -- report "$work/missing.json"
 expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to 1e-4 --points 3
 expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
 expect_error "negative count" "count" -- simulate "$f" --count -5
-expect_error "negative continuation" "continuation-from" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
-expect_error "negative L-BFGS memory" "lbfgs-memory" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
-expect_error "continuation not finite" "continuation-from" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
+expect_error "negative continuation" "continuation_from = -5" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
+expect_error "negative L-BFGS memory" "lbfgs_memory = -3" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
+expect_error "continuation not finite" "continuation_from = nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
+expect_error "optimized without a bound or a target" "--kappa-max VALUE or --tune" -- design --construction optimized -N 4 -c 8
+expect_error "optimized with a bound below 1" "kappa_max = 0.5" -- design --construction optimized -N 4 -c 8 --kappa-max 0.5
+expect_error "tune and objective" "--objective" -- design --construction optimized -N 4 -c 8 --tune float32 --objective op
+expect_error "pareto N < 2" "N = 1" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
+expect_error "pareto without any design" "no design meets" -- pareto -N 4 -c 4 --no-optimize --points 2 --kappa 1.1:1.2
+
+# A design optimised for float32 is simulated before it is written (docs/optimizer.md §7).
+if "$cerar" design --construction optimized --tune float32 -N 3 -c 6 --max-evaluations 300 \
+     -o "$work/opt.json" >/dev/null 2>&1 && python3 - "$reader" "$work/opt.json" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("read_design", sys.argv[1])
+rd = importlib.util.module_from_spec(spec); spec.loader.exec_module(rd)
+d = rd.load(sys.argv[2])
+p = d["provenance"]["parameters"]
+assert d["provenance"]["construction"] == "optimized"
+assert p["objective"] == "predicted" and p["target"] == "float32", p["objective"]
+assert p["variables"] == "per_rank_encoders", p["variables"]
+check = p["simulation_check"]
+assert check["run"] and check["dtype"] == "f32", check
+assert 0.8 <= check["measured_error"] / d["figures"]["predicted_error"]["float32"] <= 1.2, check
+PY
+then ok "design --construction optimized --tune float32: simulated within 20 % before writing"; else bad "optimized --tune float32"; fi
 
 # A corrupted file is rejected by validate and report, naming the file.
 sed 's/"N": 4/"N": 5/' "$f" >"$work/edited.json"

@@ -10,6 +10,7 @@
 
 #include "cerar/format/errors.h"
 #include "design/optimizer_objective.h"
+#include "directions.h"
 
 namespace cerar::design::opt {
 namespace {
@@ -132,15 +133,12 @@ TEST_P(ObjectiveP, GradientsMatchFiniteDifferences) {
   Evaluator ev(N, c, p);
   const Eigen::VectorXd x = GenericPoint(ev, p, 0.05, 11);
   std::mt19937_64 rng(3);
-  std::normal_distribution<double> normal(0.0, 1.0);
   for (auto norm : {Evaluator::ErrorNorm::kFrobenius, Evaluator::ErrorNorm::kSpectral,
                     Evaluator::ErrorNorm::kSchatten}) {
     const Evaluator::Result r = ev.Evaluate(x.data(), norm, true);
     ASSERT_FALSE(r.singular);
     for (int trial = 0; trial < 3; ++trial) {
-      Eigen::VectorXd d(x.size());
-      for (int k = 0; k < d.size(); ++k) d(k) = normal(rng);
-      d /= d.norm();
+      const Eigen::VectorXd d = RandomUnitDirection(rng, x.size());
       const double h = 1e-6;
       const Eigen::VectorXd xp = x + h * d, xm = x - h * d;
       const auto rp = ev.Evaluate(xp.data(), norm, false), rm = ev.Evaluate(xm.data(), norm, false);

@@ -1,5 +1,6 @@
 // Optimize and ParetoFront: results meet the kappa budget in high precision, are never worse
-// than their eps start point, are reproducible for a seed; bad options are rejected.
+// than their eps start point, are reproducible for a seed; bad options are rejected with the
+// message of Validate(); a budget no design meets is a value.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,7 +43,7 @@ TEST_P(OptimizeP, MeetsBudgetInHighPrecisionAndNeverWorseThanStart) {
   const auto [N, c, objective, per_rank] = GetParam();
   OptimizeOptions o = Small(N, c, 1e3, objective == Objective::kOp ? 3000 : 400);
   o.objective = objective;
-  o.per_rank_encoders = per_rank;
+  o.variables = per_rank ? Variables::kPerRank : Variables::kShiftInvariant;
   const Design d = Optimize(o);
   ASSERT_EQ(d.N(), N);
   ASSERT_EQ(d.c(), c);
@@ -121,10 +122,17 @@ TEST(Optimize, LbfgsMemoryAutoShrinksWithTheProblem) {
 
 TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   OptimizeOptions o = Small(4, 8, 1e2, 200);
+  o.variables = Variables::kShiftInvariant;
+  o.seed = 5;
   const Design d = Optimize(o);
   const auto& p = d.provenance().parameters;
   EXPECT_EQ(p.at("kappa_max").get<double>(), 1e2);
   EXPECT_EQ(p.at("objective").get<std::string>(), "rms");
+  EXPECT_EQ(p.at("variables").get<std::string>(), "shift_invariant_base_sequence");
+  EXPECT_EQ(p.at("variables_requested").get<std::string>(), "shift-invariant");
+  EXPECT_EQ(p.at("optimizer").at("seed").get<int>(), 5);
+  EXPECT_EQ(p.at("optimizer").at("time_limit_s").get<double>(), o.time_limit_s);
+  EXPECT_EQ(p.at("optimizer").at("stopped_by").get<std::string>(), "max_evaluations");
   EXPECT_EQ(p.at("optimizer").at("library").get<std::string>(), "NLopt");
   EXPECT_EQ(p.at("optimizer").at("max_evaluations").get<int>(), 200);
   EXPECT_EQ(p.at("optimizer").at("lbfgs_memory").get<int>(), o.lbfgs_memory);
@@ -154,12 +162,14 @@ TEST(Optimize, ProgressIsReported) {
   EXPECT_GT(calls, 10);
 }
 
+// Validate() names the option and its value, and Optimize throws that message.
 void ExpectRejected(const OptimizeOptions& o, const std::string& needle) {
+  EXPECT_NE(o.Validate().find(needle), std::string::npos) << o.Validate();
   try {
     Optimize(o);
     FAIL() << "expected InvalidArgument mentioning " << needle;
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()), o.Validate());
   }
 }
 
@@ -232,20 +242,139 @@ TEST(Optimize, RejectsBadOptions) {
   o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");
-  o = Small(4, 4, 1.2, 100);  // exact construction with kappa_dec = sqrt(2) > 1.2
-  ExpectRejected(o, "kappa_max = 1.2");
+  o = Small(4, 8, OptimizeOptions::kNoKappaBound, 100);  // rms needs a bound
+  ExpectRejected(o, "kappa_max = inf");
+  o.objective = Objective::kPredicted;  // the predicted error does not
+  EXPECT_EQ(o.Validate(), "");
+  o.kappa_max = 0.5;
+  ExpectRejected(o, "kappa_max = 0.5");
+  EXPECT_EQ(Small(4, 8, 1e3, 100).Validate(), "");
   EXPECT_THROW(ParseObjective("mean"), InvalidArgument);
   EXPECT_THROW(ParseOptimizerAlgorithm("bfgs"), InvalidArgument);
+  EXPECT_THROW(ParseVariables("both"), InvalidArgument);
   EXPECT_EQ(ParseObjective("op"), Objective::kOp);
-  EXPECT_THROW(ParetoFront(4, 8, 1e3, 1e2, 3), InvalidArgument);
-  EXPECT_THROW(ParetoFront(4, 8, 0.5, 1e2, 3), InvalidArgument);
-  EXPECT_THROW(ParetoFront(4, 8, 1e2, 1e3, 0), InvalidArgument);
+  EXPECT_EQ(ParseObjective("predicted"), Objective::kPredicted);
+  EXPECT_EQ(ParseVariables(ToString(Variables::kPerRank)), Variables::kPerRank);
+}
+
+// No design meets the budget: a value with the reason, not an exception.
+TEST(Optimize, NoFeasibleDesignIsAValue) {
+  const OptimizeOptions o = Small(4, 4, 1.2, 100);  // exact, kappa_dec = sqrt(2) > 1.2
+  const OptimizeResult r = TryOptimize(o);
+  EXPECT_FALSE(r.design.has_value());
+  EXPECT_NE(r.infeasible.find("kappa_max = 1.2"), std::string::npos) << r.infeasible;
+  try {
+    Optimize(o);
+    FAIL() << "expected NumericalError";
+  } catch (const NumericalError& e) {
+    EXPECT_EQ(std::string(e.what()), r.infeasible);
+  }
+}
+
+// Per rank by default up to kPerRankMaxVariables = N (c + N - 2) c, shift-invariant above.
+TEST(Optimize, DefaultVariablesByProblemSize) {
+  OptimizeOptions o;
+  EXPECT_EQ(o.variables, Variables::kAuto);
+  for (auto [N, c, expected] : {std::tuple{8, 16, Variables::kPerRank},
+                                std::tuple{16, 48, Variables::kPerRank},
+                                std::tuple{32, 64, Variables::kShiftInvariant}}) {
+    o.N = N;
+    o.c = c;
+    EXPECT_EQ(ResolveVariables(o), expected) << N << " " << c;
+    EXPECT_EQ(double(N) * (c + N - 2) * c <= OptimizeOptions::kPerRankMaxVariables,
+              expected == Variables::kPerRank);
+  }
+  o.variables = Variables::kShiftInvariant;
+  o.N = 4;
+  o.c = 8;
+  EXPECT_EQ(ResolveVariables(o), Variables::kShiftInvariant);
+}
+
+// Objective predicted: the design's predicted float32 error (the toolkit's model, in mp50) is
+// below the eps start's, whose eps minimises that model; the provenance records the target.
+TEST(Optimize, PredictedErrorForATargetArithmetic) {
+  OptimizeOptions o = Small(4, 8, OptimizeOptions::kNoKappaBound, 600);
+  o.objective = Objective::kPredicted;
+  const Design d = Optimize(o);
+  const auto& p = d.provenance().parameters;
+  EXPECT_EQ(p.at("objective").get<std::string>(), "predicted");
+  EXPECT_EQ(p.at("target").get<std::string>(), "float32");
+  EXPECT_TRUE(p.at("kappa_max").is_null());
+  EXPECT_EQ(p.at("variables").get<std::string>(), "per_rank_encoders");
+  // Continuation on err_rms (kappa 100, 1000: below the start's ~5.5e3), then the predicted
+  // error from the kappa-1000 design rescaled to larger budgets.
+  EXPECT_EQ(p.at("optimizer").at("stages").get<int>(), 3);
+  ASSERT_EQ(p.at("optimizer").at("stage_starts").size(), 2u);
+  EXPECT_NE(p.at("optimizer").at("stage_starts")[1].get<std::string>().find("predicted"),
+            std::string::npos);
+  ASSERT_TRUE(p.at("improved").get<bool>());
+  const Figures hp = Analyse(d, Precision::kMp50);
+  const double got = hp.predicted_error.at("float32");
+  ConstructionOptions co;
+  co.N = 4;
+  co.c = 8;
+  co.eps = p.at("start").at("eps").get<double>();
+  co.precision = Precision::kMp50;
+  const double start = MakeConstruction(co).figures()->predicted_error.at("float32");
+  EXPECT_LT(got, 0.9 * start);
+  // The start is the eps construction's own optimum for float32 (TuneEps, independently).
+  const double tuned = TuneEps(Construction::kEps, 4, 8, Arithmetic::kFloat32, Precision::kMp50)
+                           .design.figures()
+                           ->predicted_error.at("float32");
+  EXPECT_NEAR(start / tuned, 1.0, 2e-3);
+}
+
+TEST(Pareto, RejectsBadOptionsWithTheMessageOfValidate) {
+  auto expect = [](ParetoOptions po, const std::string& needle) {
+    EXPECT_NE(po.Validate().find(needle), std::string::npos) << po.Validate();
+    EXPECT_THROW(ParetoFront(po), InvalidArgument);
+  };
+  ParetoOptions po;
+  po.kappa_from = 1e3;
+  po.kappa_to = 1e2;
+  expect(po, "kappa range 1000:100");
+  po.kappa_from = 0.5;
+  expect(po, "kappa range 0.5:100");
+  po = ParetoOptions{};
+  po.points = 0;
+  expect(po, "points = 0");
+  po = ParetoOptions{};
+  po.N = 1;
+  expect(po, "N = 1");  // checked through OptimizeOptions::Validate, named as pareto's
+  EXPECT_EQ(po.Validate().rfind("pareto options: ", 0), 0u) << po.Validate();
+  po = ParetoOptions{};
+  po.objective = Objective::kPredicted;
+  expect(po, "objective predicted");
+  EXPECT_EQ(ParetoOptions{}.Validate(), "");
+}
+
+// A budget no eps construction meets is a point without an eps design (N = 8, c = 24: the
+// smallest kappa_dec of the family is ~117), not an error.
+TEST(Pareto, BudgetsNoEpsMeetsAreGaps) {
+  ParetoOptions po;
+  po.N = 8;
+  po.c = 24;
+  po.kappa_from = 1e2;
+  po.kappa_to = 1e3;
+  po.points = 2;
+  po.optimize = false;
+  po.precision = Precision::kFloat64;
+  const auto front = ParetoFront(po);
+  ASSERT_EQ(front.size(), 2u);
+  EXPECT_FALSE(front[0].has_eps);
+  EXPECT_TRUE(front[1].has_eps);
+  EXPECT_LE(front[1].eps_figures.kappa_dec, 1e3);
 }
 
 TEST(Pareto, FrontsMeetTheirBudgets) {
   ParetoOptions po;
+  po.N = 4;
+  po.c = 8;
+  po.kappa_from = 1e2;
+  po.kappa_to = 1e4;
+  po.points = 3;
   po.max_evaluations = 200;
-  const auto front = ParetoFront(4, 8, 1e2, 1e4, 3, po);
+  const auto front = ParetoFront(po);
   ASSERT_EQ(front.size(), 3u);
   EXPECT_NEAR(front[1].kappa / 1e3, 1.0, 1e-12);
   for (std::size_t k = 0; k < front.size(); ++k) {

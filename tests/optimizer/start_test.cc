@@ -18,6 +18,7 @@ TEST_P(StartP, MeetsBudgetOnItsBoundary) {
   const auto [N, c] = GetParam();
   for (bool with_enc : {false, true}) {
     const EpsAtKappa s = BestEpsWithinKappa(N, c, 1e3, with_enc);
+    ASSERT_TRUE(s.feasible);
     EXPECT_LE(s.figures.kappa_dec, 1e3);
     if (with_enc) {
       EXPECT_LE(s.figures.kappa_enc, 1e3);
@@ -65,17 +66,49 @@ TEST(Start, FormerlySingularEpsWindowsMeetABudget) {
   EXPECT_GT(s.figures.err_rms, 0.0);
 }
 
+// No eps meets the budget: a value (feasible = false) at the eps of smallest kappa, and a
+// description naming the budget. N = 8, c = 24: the family's smallest kappa_dec is ~117.
+TEST(Start, NoEpsMeetingTheBudgetIsAValue) {
+  const EpsAtKappa s = BestEpsWithinKappa(8, 24, 1e2, false);
+  EXPECT_FALSE(s.feasible);
+  EXPECT_GT(s.figures.kappa_dec, 1e2);
+  EXPECT_LT(s.figures.kappa_dec, 1.5e2);
+  EXPECT_NE(s.Describe(8, 24, 1e2, false).find("kappa_max = 100"), std::string::npos);
+  EXPECT_TRUE(BestEpsWithinKappa(8, 24, 1e3, false).feasible);
+  // c = N is exact with kappa_dec = sqrt(2): a budget of 1.2 cannot be met.
+  const EpsAtKappa exact = BestEpsWithinKappa(4, 4, 1.2, false);
+  EXPECT_FALSE(exact.feasible);
+  EXPECT_NEAR(exact.figures.kappa_dec, std::sqrt(2.0), 1e-9);
+}
+
 TEST(Start, RejectsBadArguments) {
   EXPECT_THROW(BestEpsWithinKappa(1, 4, 1e3, false), InvalidArgument);
   EXPECT_THROW(BestEpsWithinKappa(4, 0, 1e3, false), InvalidArgument);
   EXPECT_THROW(BestEpsWithinKappa(4, 8, 0.5, false), InvalidArgument);
   EXPECT_THROW(BestEpsWithinKappa(4, 8, NAN, false), InvalidArgument);
-  // c = N is exact with kappa_dec = sqrt(2): a budget of 1.2 cannot be met.
-  try {
-    BestEpsWithinKappa(4, 4, 1.2, false);
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("kappa_max = 1.2"), std::string::npos) << e.what();
+  EXPECT_THROW(BestEpsWithinKappa(4, 8, INFINITY, false), InvalidArgument);
+  EXPECT_THROW(BestEpsForTarget(4, 8, Arithmetic::kFloat32, 0.5), InvalidArgument);
+}
+
+// The kPredicted start: the eps whose predicted error (optimiser's matrix form) is smallest
+// matches TuneEps (the toolkit's term-by-term model, its own grid and golden section); with a
+// kappa bound it stays within it.
+TEST(Start, ForTargetMatchesTuneEps) {
+  for (auto [N, c] : {std::pair{4, 8}, std::pair{4, 12}}) {  // r* = 1 and 2
+    const EpsAtKappa s = BestEpsForTarget(N, c, Arithmetic::kFloat32, INFINITY);
+    ASSERT_TRUE(s.feasible);
+    const TuneResult t = TuneEps(Construction::kEps, N, c, Arithmetic::kFloat32,
+                                 Precision::kFloat64);
+    const double tuned = t.design.figures()->predicted_error.at("float32");
+    EXPECT_NEAR(s.figures.predicted_error.at("float32") / tuned, 1.0, 2e-3) << N << " " << c;
+    EXPECT_NEAR(std::log10(s.eps / t.eps), 0.0, 0.05) << N << " " << c;
+    const EpsAtKappa bounded =
+        BestEpsForTarget(N, c, Arithmetic::kFloat32, 0.5 * s.figures.kappa_dec);
+    ASSERT_TRUE(bounded.feasible);
+    EXPECT_LE(std::max(bounded.figures.kappa_dec, bounded.figures.kappa_enc),
+              0.5 * s.figures.kappa_dec);
+    EXPECT_GT(bounded.figures.predicted_error.at("float32"),
+              s.figures.predicted_error.at("float32"));
   }
 }
 

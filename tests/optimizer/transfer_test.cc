@@ -61,7 +61,7 @@ TEST(RescaleToBudget, CarriesAnOptimisedDesignsGain) {
   o.N = N;
   o.c = c;
   o.kappa_max = 1e2;
-  o.per_rank_encoders = true;
+  o.variables = Variables::kPerRank;
   o.max_evaluations = 20000;
   o.time_limit_s = 300;
   o.continuation_from = 0;

@@ -37,7 +37,7 @@ TEST(SimulateLimits, MemoryFigureIsTheSumOfItsParts) {
   SimulateOptions o;
   o.count = 10001;
   const std::uint64_t vector = 10001 * 4, m = 1251;
-  const std::uint64_t per_rank = 2 * vector + (10 + 2) * m * 4 + 2 * kSendSlots * m * 4;
+  const std::uint64_t per_rank = 2 * vector + (10 + 2) * m * 4 + 2 * kDefaultSendSlots * m * 4;
   EXPECT_EQ(SimulateMemoryBytes(d, o), 4 * per_rank + 10001 * sizeof(long double));
 }
 

@@ -142,6 +142,8 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   return *std::max_element(per_rank.begin(), per_rank.end());
 }
 
+double RoundingVarianceFactor() { return kRoundingVariance; }
+
 std::map<std::string, double> ModelErrors(int N, int c, const std::vector<MatrixXd>& encoders,
                                           const std::vector<MatrixXd>& decoders,
                                           const std::vector<double>& err_rms_per_rank) {

@@ -21,4 +21,8 @@ std::map<std::string, double> ModelErrors(int N, int c, const std::vector<Matrix
                                           const std::vector<MatrixXd>& decoders,
                                           const std::vector<double>& err_rms_per_rank);
 
+// The model's rounding variance per operation, in units of u^2 (0.18: docs/error-model.md), for
+// code that evaluates the same model in another form (the optimiser's objective).
+double RoundingVarianceFactor();
+
 }  // namespace cerar::design::detail

@@ -16,8 +16,6 @@ namespace cerar::design::opt {
 namespace {
 
 using Mat = Eigen::MatrixXd;
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMat>;
 using RowMap = Eigen::Map<RowMat>;
 
 // Returned for a singular window stack: large but finite, so NLopt backs off instead of failing.
@@ -69,22 +67,33 @@ Extremes ExtremeSingular(const Mat& A) {
   return e;
 }
 
+// First row of E_i in x: shift-invariant E_i[t] = C(t - i) at row t - i + N - 1; per rank E_i
+// at i L.
+std::vector<int> EncoderRows(int N, int c, Parametrisation parametrisation) {
+  std::vector<int> rows(std::max(N, 0));
+  for (int i = 0; i < N; ++i)
+    rows[i] = parametrisation == Parametrisation::kShiftInvariant ? N - 1 - i : i * (c + N - 2);
+  return rows;
+}
+
 }  // namespace
 
-Evaluator::Evaluator(int N, int c, Parametrisation parametrisation)
-    : N_(N), c_(c), parametrisation_(parametrisation) {
+Evaluator::Evaluator(int N, int c, Parametrisation parametrisation, Arithmetic target)
+    : N_(N),
+      c_(c),
+      parametrisation_(parametrisation),
+      encoder_rows_(EncoderRows(N, c, parametrisation)),
+      model_(N, c, encoder_rows_, target) {
   if (N < 2) throw InvalidArgument("optimizer: N = " + std::to_string(N) + ", expected N >= 2");
   if (c < 1) throw InvalidArgument("optimizer: c = " + std::to_string(c) + ", expected c >= 1");
   const int L = c + N - 2;
   windows_.resize(N);
-  encoder_rows_.resize(N);
   if (parametrisation == Parametrisation::kShiftInvariant) {
     // PROTOCOL.md §6: C rows tau = -(N-1) .. L-1 at row index tau + N - 1. For rank j the
     // windows of ranks i < j start at tau = N-1-j, those of ranks i > j at tau = -1-j.
     rows_ = L + N - 1;
     for (int j = 0; j < N; ++j) {
       windows_[j] = {WindowRef{2 * N - 2 - j, j}, WindowRef{N - 2 - j, N - 1 - j}};
-      encoder_rows_[j] = N - 1 - j;  // E_j[t] = C(t - j)
     }
   } else {
     rows_ = N * L;
@@ -93,20 +102,20 @@ Evaluator::Evaluator(int N, int c, Parametrisation parametrisation)
         if (i == j) continue;
         windows_[j].push_back(WindowRef{i * L + N - 2 - HopOffset(i, j, N), 1});
       }
-      encoder_rows_[j] = j * L;
     }
   }
 }
 
-Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with_gradient) const {
+Evaluator::Result Evaluator::Evaluate(const double* x, ErrorNorm norm, bool with_gradient,
+                                      bool kappas) const {
   Result out;
-  if (with_gradient) out.gradient.resize(3 * N_, size());
-  EvaluateInto(x, norm, out, with_gradient ? out.gradient.data() : nullptr, size());
+  if (with_gradient) out.gradient.resize((kappas ? 3 : 1) * N_, size());
+  EvaluateInto(x, norm, out, with_gradient ? out.gradient.data() : nullptr, size(), kappas);
   return out;
 }
 
 void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, double* gradient,
-                             Eigen::Index stride) const {
+                             Eigen::Index stride, bool kappas) const {
   const int N = N_, c = c_, L = c_ + N_ - 2;
   ConstRowMap X(x, rows_, c);
   out.log_err.assign(N, 0.0);
@@ -125,6 +134,8 @@ void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, doubl
   // thread count. Threads pay off once the ranks' problems are large (per-rank N = 16, c = 32);
   // small problems stay serial, where starting threads would cost more than it saves.
   std::vector<char> singular(2 * N, 0);  // windows of rank j, encoder of rank i
+  const bool model = norm == ErrorNorm::kPredicted;
+  const RoundingModel::Ring ring = model ? model_.Prepare(X) : RoundingModel::Ring{};
   const bool threaded = double(N) * windows_[0].size() * c * c * c > 2e6;
   auto each_rank = [&](const auto& body) {
     if (threaded)
@@ -137,7 +148,7 @@ void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, doubl
     // and spectral norms of the error block row as the full (N-1)-block problem.
     const auto& refs = windows_[j];
     double* grad_err = with_gradient ? row(j) : nullptr;
-    double* grad_dec = with_gradient ? row(N + j) : nullptr;
+    double* grad_dec = with_gradient && kappas ? row(N + j) : nullptr;
     int K = 0;
     for (const WindowRef& w : refs) K += w.multiplicity > 0;
     out.exact[j] = K == 1;
@@ -176,7 +187,24 @@ void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, doubl
     for (int b = 0; b < K; ++b) R.middleCols(b * c, c).diagonal().array() -= scale[b];
 
     Mat g_stack;  // gradient w.r.t. the stack, reused per figure
-    if (K == 1) {
+    if (model) {
+      // predicted_j^2 = err_rms_j^2 + rounding_j / (N c) (optimizer_model.h). With one distinct
+      // window (K = 1) the design is exact and R is noise: only rounding counts.
+      const RoundingModel::Decoding dec{W, D, Wpinv, R, Rq};
+      const RoundingModel::RankRounding rounding = model_.Rank(j, ring, dec);
+      const double Nc = double(N) * c;
+      const double P = ((K == 1 ? 0.0 : R.squaredNorm()) + rounding.value) / Nc;
+      out.log_err[j] = 0.5 * std::log(P);
+      if (with_gradient) {
+        // d (P N c) / dW = 2 Dᵀ R (err_rms part, envelope theorem) + the rounding part.
+        const double w = 1 / (2 * P * Nc);  // d log sqrt(P) / d (P N c)
+        RoundingModel::StackGradient g = model_.Gradient(dec, rounding);
+        if (K > 1) g.on_R += 2 * D.transpose();
+        g_stack = w * (g.on_R * R + g.on_W * W);
+        ScatterWindowGradient(g_stack, refs, rows_, c, grad_err);
+        model_.AddDirectGradient(j, X, dec, w, grad_err);
+      }
+    } else if (K == 1) {
       // One distinct window (N = 2, or ranks 0 and N-1 of a shift-invariant design): D = W^-1
       // is exact; the residual is rounding noise, whose "gradient" would only mislead.
       out.log_err[j] = std::log(std::max(
@@ -217,6 +245,7 @@ void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, doubl
     }
 
     // kappa_dec_j = sigma_max(D) / sigma_min(D); dD = -R dW^T G^-1 - D dW W^+, G = W W^T.
+    if (!kappas) return;
     const Extremes dx = ExtremeSingular(D);
     out.log_kappa_dec[j] = std::log(dx.smax) - std::log(dx.smin);
     if (with_gradient) {
@@ -233,7 +262,7 @@ void Evaluator::EvaluateInto(const double* x, ErrorNorm norm, Result& out, doubl
   });
 
   // kappa_enc_i = sigma_max(E_i) / sigma_min(E_i); d sigma = u^T dE v.
-  each_rank([&](int i) {
+  if (kappas) each_rank([&](int i) {
     double* grad_enc = with_gradient ? row(2 * N + i) : nullptr;
     const Mat E = X.block(encoder_rows_[i], 0, L, c);
     const Extremes ex = ExtremeSingular(E);

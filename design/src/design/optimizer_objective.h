@@ -11,7 +11,9 @@
 #include <limits>
 #include <vector>
 
+#include "cerar/design/toolkit.h"
 #include "cerar/format/design.h"
+#include "design/optimizer_model.h"
 
 namespace cerar::design::opt {
 
@@ -26,7 +28,9 @@ struct WindowRef {
 
 class Evaluator {
  public:
-  Evaluator(int N, int c, Parametrisation parametrisation);
+  // `target`: the arithmetic of ErrorNorm::kPredicted (the error model's unit roundoff).
+  Evaluator(int N, int c, Parametrisation parametrisation,
+            Arithmetic target = Arithmetic::kFloat32);
 
   int N() const { return N_; }
   int c() const { return c_; }
@@ -39,7 +43,9 @@ class Evaluator {
   // err_op (at most 2^(1/32) - 1 = 2.2 % above it where the top singular value is double) that
   // the search uses for the op objective, since sigma_max is not differentiable at multiple
   // singular values (the cos/sin pairs make them common).
-  enum class ErrorNorm { kFrobenius, kSpectral, kSchatten };
+  // kPredicted: log of the error model's predicted_j for the target arithmetic
+  // (docs/error-model.md): sqrt(err_rms_j^2 + rounding_j / (N c)), rounding amplified by D.
+  enum class ErrorNorm { kFrobenius, kSpectral, kSchatten, kPredicted };
   static constexpr double kSchattenP = 32;
 
   // Per-rank logs of the figures (PROTOCOL.md §5) and, when requested, their gradients.
@@ -58,18 +64,22 @@ class Evaluator {
       return gradient.row(2 * int(log_err.size()) + j).transpose();
     }
     // Ranks whose error is exactly zero by structure (one distinct window): their log_err is
-    // rounding noise and its gradient is set to zero.
+    // rounding noise and its gradient is set to zero (kPredicted: their rounding remains, and
+    // only the err_rms part of the gradient is zero).
     std::vector<bool> exact;
     bool singular = false;  // some window stack lost rank: figures are +huge
   };
-  Result Evaluate(const double* x, ErrorNorm norm, bool with_gradient) const;
+  // kappas = false: skips kappa_dec and kappa_enc (log_kappa_* left 0, gradient rows N only),
+  // for searches that bound no condition number.
+  Result Evaluate(const double* x, ErrorNorm norm, bool with_gradient, bool kappas = true) const;
 
   // The same into storage the caller keeps across calls (the search's inner loop: at per rank
   // N = 16, c = 32 the 3N gradients are 9 MB, and allocating them afresh each call cost ~40 % of
   // an evaluation). `gradient` (may be null: no gradients) receives the 3N rows of size()
-  // described in Result, row r at gradient + r * stride; out.gradient is left untouched.
+  // described in Result (N rows without kappas), row r at gradient + r * stride;
+  // out.gradient is left untouched.
   void EvaluateInto(const double* x, ErrorNorm norm, Result& out, double* gradient,
-                    Eigen::Index stride) const;
+                    Eigen::Index stride, bool kappas = true) const;
 
   // Full float64 figures of x (all four, per rank) for reporting.
   Figures Analyse(const double* x) const;
@@ -77,13 +87,12 @@ class Evaluator {
   // Encoders E_i (L x c) that x describes.
   std::vector<MatrixXd> Encoders(const double* x) const;
 
-  const std::vector<std::vector<WindowRef>>& windows() const { return windows_; }
-
  private:
   int N_, c_, rows_;
   Parametrisation parametrisation_;
   std::vector<std::vector<WindowRef>> windows_;  // per decoding rank j
   std::vector<int> encoder_rows_;                // first row of E_i in x
+  RoundingModel model_;                          // kPredicted
 };
 
 // Largest entry of per-rank figures (-inf for none).

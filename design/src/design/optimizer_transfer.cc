@@ -51,7 +51,6 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
   const Eigen::VectorXd xe = EpsPoint(N, c, eps_from, per_rank);
   const double gauge = x.dot(xe) / xe.squaredNorm();
   if (!(std::abs(gauge) > 0) || !std::isfinite(gauge)) return best;
-  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMat delta = Eigen::Map<const RowMat>(x.data(), rows, c) / gauge -
                        Eigen::Map<const RowMat>(xe.data(), rows, c);
   // moments[k]: the degree-k part of Delta (rows x c); zero where a cluster is shorter.

@@ -1,14 +1,17 @@
 #pragma once
-// Condition-number-constrained design optimiser (PROTOCOL.md §8, docs/optimizer.md).
+// Design optimiser (PROTOCOL.md §8, docs/optimizer.md).
 //
 // Searches encoders (the shift-invariant base sequence C(tau), or one E_i per rank) that
-// minimise err_rms or err_op of the least-squares-decoded design subject to
-// kappa_dec <= kappa_max and kappa_enc <= kappa_max. The inner loop is float64 with analytic
-// gradients driven by NLopt (AUGLAG around LD_LBFGS by default, with basin hopping); the start
-// point is the eps construction at the eps whose condition numbers meet the budget; the result is
-// re-analysed in high precision and kept only if it beats the start point there.
+// minimise a figure of the least-squares-decoded design: err_rms or err_op subject to
+// kappa_dec, kappa_enc <= kappa_max, or the predicted error of a run in a target arithmetic
+// (docs/error-model.md), which chooses the conditioning and the encoders together. The inner
+// loop is float64 with analytic gradients driven by NLopt (AUGLAG around LD_LBFGS by default,
+// with basin hopping); the start point is an eps construction; the result is re-analysed in
+// high precision and kept only if it beats the start point there.
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +20,16 @@
 
 namespace cerar::design {
 
-enum class Objective { kRms, kOp };
-Objective ParseObjective(const std::string& name);  // "rms" | "op"
+// kRms, kOp: err_rms or err_op under the kappa bound. kPredicted: the error model's predicted
+// error for OptimizeOptions::target (docs/error-model.md), the kappa bound optional.
+enum class Objective { kRms, kOp, kPredicted };
+Objective ParseObjective(const std::string& name);  // "rms" | "op" | "predicted"
 std::string ToString(Objective objective);
+
+// The design variables. kAuto resolves by (N, c): ResolveVariables.
+enum class Variables { kAuto, kShiftInvariant, kPerRank };
+Variables ParseVariables(const std::string& name);  // "auto" | "shift-invariant" | "per-rank"
+std::string ToString(Variables variables);
 
 // NLopt algorithm for the inner loop (docs/optimizer.md says why AUGLAG + LBFGS is the default).
 enum class OptimizerAlgorithm { kMma, kCcsaq, kSlsqp, kAuglagLbfgs };
@@ -30,17 +40,25 @@ std::string ToString(OptimizerAlgorithm algorithm);
 // Reported to OptimizeOptions::progress, at most once per progress_interval_s.
 struct OptimizeProgress {
   int evaluations = 0;          // design evaluations so far (one per optimiser step/probe)
-  double objective = 0;         // best feasible figure so far (err_rms or err_op, float64)
-  double worst_constraint = 0;  // max(kappa_dec, kappa_enc) / kappa_max at the latest probe
+  double objective = 0;         // best figure so far (err_rms, err_op or predicted; float64)
+  double worst_constraint = 0;  // max(kappa_dec, kappa_enc) / kappa bound at the latest probe
+                                // (0 when no kappa is bounded)
   double elapsed_s = 0;
 };
 
 struct OptimizeOptions {
   int N = 8;
   int c = 16;
-  double kappa_max = 1e3;  // bound on kappa_dec and kappa_enc, >= 1 (must admit the eps start)
+  // Bound on kappa_dec and kappa_enc (>= 1). kRms and kOp need a finite one; kPredicted takes
+  // kNoKappaBound (the default), and then the error model alone prices the conditioning.
+  static constexpr double kNoKappaBound = std::numeric_limits<double>::infinity();
+  double kappa_max = kNoKappaBound;
   Objective objective = Objective::kRms;
-  bool per_rank_encoders = false;  // false: shift-invariant C(tau); true: one E_i per rank
+  Arithmetic target = Arithmetic::kFloat32;  // of kPredicted
+  // kAuto (the default): per rank where N (c + N - 2) c <= kPerRankMaxVariables, else
+  // shift-invariant (docs/optimizer.md §1 gives the measurements behind the rule).
+  Variables variables = Variables::kAuto;
+  static constexpr int kPerRankMaxVariables = 60000;
   OptimizerAlgorithm algorithm = OptimizerAlgorithm::kAuglagLbfgs;
   double time_limit_s = 60;      // wall-clock guard (> 0); a run cut by it is not reproducible
   int max_evaluations = 200000;  // the reproducible stop (>= 1)
@@ -50,8 +68,9 @@ struct OptimizeOptions {
   // Rescaled continuation in kappa (docs/optimizer.md §6): first solve for the budgets
   // kappa_max / continuation_factor^s >= continuation_from (smallest first), each stage starting
   // from the previous stage's design rescaled to its budget (RescaleToBudget), then kappa_max.
-  // 0: off. kContinuationAuto (the default): 100 where c <= 2N (one node beside each root of
-  // unity, where the rescaling carries the gain), else off.
+  // kPredicted: the stages run on err_rms up to the last budget below the start's kappa, then
+  // the predicted error takes over. 0: off. kContinuationAuto (the default): 100 where c <= 2N
+  // (one node beside each root of unity, where the rescaling carries the gain), else off.
   static constexpr double kContinuationAuto = -1;
   double continuation_from = kContinuationAuto;
   double continuation_factor = 10;  // ratio of consecutive continuation budgets (> 1)
@@ -60,68 +79,98 @@ struct OptimizeOptions {
   // slack a better point only counts when one lands inside (docs/optimizer.md §6). In [0, 0.5].
   double search_slack = 0.02;
   // Correction pairs kept by AUGLAG's inner L-BFGS (NLopt's vector storage; >= 0, 0 for
-  // NLopt's own heuristic). With the heuristic the search creeps where err and kappa move on
-  // scales eps^k apart (docs/optimizer.md §6: N = 8, c = 24, kappa_max = 1e4, 95 s: ratio 0.59;
-  // 0.37 with 100). kLbfgsMemoryAuto (the default): 100, fewer for many variables n,
-  // min(100, max(10, 600000 / n)): L-BFGS costs ~4 m n flops a step on one thread, and at per
-  // rank N = 16, c = 32 (n = 23 553) 100 pairs added ~2.5 ms to each ~5.6 ms evaluation (§6).
+  // NLopt's own heuristic). kLbfgsMemoryAuto (the default): min(100, max(10, 600000 / n)) for
+  // n variables (docs/optimizer.md §6).
   static constexpr int kLbfgsMemoryAuto = -1;
   int lbfgs_memory = kLbfgsMemoryAuto;
-  // Final analysis precision (mp50 unless a test wants speed).
+  // Final analysis precision: float64 or mp50 (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional
   double progress_interval_s = 1.0;
+
+  // Ceres-style check of every rule above: "" when the options are valid, else one message
+  // naming the option, its value and the rule ("kappa_max = 0.5, expected ...").
+  std::string Validate() const;
 };
+
+// The variables `options.variables` stands for at (N, c).
+Variables ResolveVariables(const OptimizeOptions& options);
 
 // Process-wide allocator setting for programs that run the optimiser (the cerar CLI calls it
 // first thing; the library never does, as it is global state). An evaluation at per rank
 // N = 16, c = 32 allocates and frees ~2 MB of temporaries per rank; with glibc's default
 // (dynamic) trim and mmap thresholds that memory can go back to the kernel and be faulted in
 // again every time, depending on the process's allocation history (docs/optimizer.md §6). Raises
-// both thresholds (mmap 16 MiB, trim 64 MiB). Returns false where the C library is not glibc (nothing done).
+// both thresholds (mmap 16 MiB, trim 64 MiB). Returns false where the C library is not glibc.
 bool KeepAllocatorMemory();
 
-// Throws InvalidArgument for bad options (N < 2, c < 1, kappa_max < 1 or not finite,
-// time_limit_s <= 0, max_evaluations < 1, perturbation < 0) and when no eps start point meets
-// kappa_max. Returns a design whose provenance (construction "optimized") records the
-// optimiser, its settings, the start point and its figures, the float64 and high-precision
-// figures of the result, and "improved": false (plus a note) when the start point was kept.
+// An optimisation that found a design, or the reason none meets the budget (a value, not an
+// exception: ParetoFront records it per point).
+struct OptimizeResult {
+  std::optional<Design> design;
+  std::string infeasible;  // why there is no design, when design is empty
+};
+
+// Throws InvalidArgument with options.Validate()'s message for invalid options. The design's
+// provenance (construction "optimized") records everything needed to rerun it: objective,
+// target, variables, budgets, seed, the optimiser, its stop reason, the start point and its
+// figures, the float64 and high-precision figures of the result, and "improved": false (plus a
+// note) when the start point was kept.
+OptimizeResult TryOptimize(const OptimizeOptions& options);
+// TryOptimize, throwing NumericalError with the reason when no design meets the budget.
 Design Optimize(const OptimizeOptions& options);
 
 // The eps construction at the eps with the smallest err_rms among those meeting the kappa
-// budget: kappa_dec <= kappa_max, and kappa_enc <= kappa_max too when bound_kappa_enc.
-// Found by a log-spaced scan and bisection on the float64 figures; `figures` are float64.
+// budget: kappa_dec <= kappa_max, and kappa_enc <= kappa_max too when bound_kappa_enc. Found by
+// a log-spaced scan and bisection on the float64 figures; `figures` are float64. When no eps
+// meets the budget, `feasible` is false and eps, figures are those of the smallest
+// max(kappa_dec, kappa_enc) the scan met. Throws InvalidArgument only for N < 2, c < 1, or
+// kappa_max < 1 or not finite.
 struct EpsAtKappa {
+  bool feasible = false;
   double eps = 0;
   Figures figures;
+  std::string Describe(int N, int c, double kappa_max, bool bound_kappa_enc) const;  // why not
 };
 EpsAtKappa BestEpsWithinKappa(int N, int c, double kappa_max, bool bound_kappa_enc);
 
-// Error-vs-kappa fronts: for each of `points` log-spaced kappa targets in [kappa_from, kappa_to],
-// the best eps construction with kappa_dec <= kappa (figures in `precision`) and, when
-// `optimize`, the optimised design for that budget.
+// The eps construction at the eps with the smallest predicted error in `target` (the start of
+// a kPredicted search; the same model as TuneEps, evaluated in float64 on the shift-invariant
+// layout), among those meeting kappa_max (kNoKappaBound: all). feasible as above.
+EpsAtKappa BestEpsForTarget(int N, int c, Arithmetic target, double kappa_max);
+
+// Error-vs-kappa fronts: for each of `points` log-spaced kappa budgets in [kappa_from,
+// kappa_to], the best eps construction with kappa_dec <= kappa (figures in `precision`) and,
+// when `optimize`, the optimised design for that budget.
 struct ParetoOptions {
+  int N = 8;
+  int c = 16;
+  double kappa_from = 1e1, kappa_to = 1e6;
+  int points = 6;  // >= 1; 1 needs kappa_from == kappa_to
   bool optimize = true;
-  Objective objective = Objective::kRms;
-  bool per_rank_encoders = false;
+  Objective objective = Objective::kRms;  // rms | op
+  Variables variables = Variables::kAuto;
   double continuation_from = OptimizeOptions::kContinuationAuto;
   double time_limit_s = 60;      // per point
   int max_evaluations = 200000;  // per point
   std::uint64_t seed = 0;
   Precision precision = Precision::kMp50;
   std::function<void(const OptimizeProgress&)> progress;  // optional, per point
+
+  std::string Validate() const;  // as OptimizeOptions::Validate
 };
 struct ParetoPoint {
   double kappa = 0;            // the budget
   bool has_eps = false;        // false when no eps meets kappa_dec <= kappa
   double eps = 0;              // eps of the eps point
   Figures eps_figures;         // eps construction, kappa_dec <= kappa
-  bool has_optimized = false;  // false when !optimize or kappa_enc of eps exceeds the budget
+  bool has_optimized = false;  // false when !optimize or no design meets the budget
   Figures optimized_figures;   // optimised design (== start figures when not improved)
   bool improved = false;
-  double seconds = 0;  // optimiser wall time
+  std::string infeasible;  // why there is no optimised design, when optimize and none
+  double seconds = 0;      // optimiser wall time
 };
-std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kappa_to, int points,
-                                     const ParetoOptions& options = {});
+// Throws InvalidArgument with options.Validate()'s message for invalid options.
+std::vector<ParetoPoint> ParetoFront(const ParetoOptions& options);
 
 }  // namespace cerar::design

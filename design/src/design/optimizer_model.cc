@@ -1,0 +1,143 @@
+// The error model of docs/error-model.md in the matrix form the optimiser differentiates
+// (optimizer_model.h; derivation in docs/optimizer.md §3b).
+#include "design/optimizer_model.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "design/error_model.h"
+
+namespace cerar::design::opt {
+namespace {
+
+int Mod(int a, int n) { return ((a % n) + n) % n; }
+
+}  // namespace
+
+RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithmetic arithmetic)
+    : N_(N), c_(c), L_(c + N - 2), encoder_rows_(std::move(encoder_rows)) {
+  const double u = UnitRoundoff(arithmetic);
+  q_ = detail::RoundingVarianceFactor() * u * u;
+  if (N < 2 || c < 1) return;  // the Evaluator rejects these sizes
+  // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
+  const double entry = arithmetic == Arithmetic::kFloat64 ? 1.0 : 2.0;
+  // Encode e_i(t) = sum_k E[t,k] g[k] left to right: entry and product rounding (entry) on every
+  // term, and term k is in the partial sums P_m, m = max(k, 1) .. c-1.
+  beta_.resize(c);
+  for (int k = 0; k < c; ++k) beta_(k) = entry + (c - std::max(k, 1));
+  // Decode S[k] = g[k] + sum_r D[k,r] o[r]: partial sum P_m rounded once for m = 1 .. c-1 and
+  // once more when g[k] is added (m = c-1; for c = 1 that is the only rounding), so
+  // sum_m w_m Var P_m = sum_{r,r'} D[k,r] D[k,r'] G[r,r'] Ω[r,r'], Ω[r,r'] = sum_{m >= max} w_m.
+  // The diagonal adds entry and product rounding (entry times Var o[r] = G[r,r]) and the
+  // subtraction that forms o[r] for r >= 1 (q Var o[r] into the observation's error).
+  std::vector<double> tail(c + 1, 0.0);  // tail[m] = sum_{m' >= m} w_m'
+  for (int m = c - 1; m >= 0; --m) {
+    const double w = (m >= 1 ? 1.0 : 0.0) + (m == c - 1 ? 1.0 : 0.0);
+    tail[m] = tail[m + 1] + w;
+  }
+  omega_.resize(c, c);
+  for (int r = 0; r < c; ++r)
+    for (int s = 0; s < c; ++s) omega_(r, s) = tail[std::max(r, s)];
+  for (int r = 0; r < c; ++r) omega_(r, r) += entry + (r >= 1 ? 1.0 : 0.0);
+}
+
+RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
+  const int N = N_, L = L_;
+  Ring ring;
+  ring.n2.resize(N, L);
+  ring.venc.resize(N, L);
+  ring.R.resize(N, L);
+  for (int i = 0; i < N; ++i)
+    for (int t = 0; t < L; ++t) {
+      const auto e = X.row(encoder_rows_[i] + t);
+      ring.n2(i, t) = e.squaredNorm();
+      ring.venc(i, t) = q_ * (beta_.array() * e.array().square()).sum();
+    }
+  auto n2 = [&](int i, int t) { return t >= 0 ? ring.n2(Mod(i, N), t) : 0.0; };
+  // x_i(t) = (e_i(t) + y_i(t-1)) - e_i(t-N): lap-limited it holds N contributions, the sum
+  // before the subtraction one more; each rounding rides the diagonal t - i = const for ever.
+  for (int t = 0; t < L; ++t)
+    for (int i = 0; i < N; ++i) {
+      double X_it = 0;
+      for (int s = 0; s < N; ++s) X_it += n2(i - s, t - s);
+      double hop = 0;
+      if (t >= 1) hop += q_ * (X_it + n2(i, t - N));
+      if (t >= N) hop += q_ * X_it;
+      ring.R(i, t) = (t >= 1 ? ring.R(Mod(i - 1, N), t - 1) : 0.0) + hop;
+    }
+  return ring;
+}
+
+RoundingModel::RankRounding RoundingModel::Rank(int j, const Ring& ring,
+                                                const Decoding& d) const {
+  const int N = N_, c = c_;
+  RankRounding out;
+  // a_r: the ring's error in y_j(t), t = N-2+r, and the encode errors of the N-1 packets that
+  // observation row r holds (rank i's row t - s_ij).
+  out.a.resize(c);
+  for (int r = 0; r < c; ++r) {
+    const int t = N - 2 + r;
+    double a = ring.R(Mod(j - 1, N), t);
+    for (int i = 0; i < N; ++i)
+      if (i != j) a += ring.venc(i, t - Mod(j - 1 - i, N));
+    out.a(r) = a;
+  }
+  const auto RqU = d.Rq.triangularView<Eigen::Upper>();
+  const Eigen::MatrixXd G = RqU.transpose() * d.Rq;
+  out.M = q_ * G.cwiseProduct(omega_);
+  out.M.diagonal() += out.a;
+  out.value = (d.D * out.M).cwiseProduct(d.D).sum() + q_ * c;
+  return out;
+}
+
+RoundingModel::StackGradient RoundingModel::Gradient(const Decoding& d,
+                                                     const RankRounding& rank) const {
+  using Mat = Eigen::MatrixXd;
+  // Through D (dD = -R dWᵀ G^-1 - D dW W⁺, Γ = d/dD tr(D M Dᵀ) = 2 D M, W⁺ᵀ = G^-1 W):
+  //   -G^-1 Γᵀ R - Dᵀ Γ G^-1 W;  through G in M: 2 q ((Dᵀ D) ∘ Ω') W.
+  const auto RqU = d.Rq.triangularView<Eigen::Upper>();
+  const Mat Gamma = 2.0 * d.D * rank.M;
+  StackGradient g;
+  g.on_R = -RqU.solve(RqU.transpose().solve(Mat(Gamma.transpose())));  // -G^-1 Γᵀ
+  g.on_W = Mat((g.on_R * d.D).transpose()) +  // -Dᵀ Γ G^-1 = (-G^-1 Γᵀ D)ᵀ
+           2.0 * q_ * (d.D.transpose() * d.D).cwiseProduct(omega_);
+  return g;
+}
+
+void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decoding& d,
+                                      double weight, double* grad_x) const {
+  using Mat = Eigen::MatrixXd;
+  const int N = N_, c = c_, L = L_;
+  // Through a: tr(D diag(a) Dᵀ) = sum_r alpha_r a_r, alpha_r = ||D[:, r]||^2, and a_r is linear
+  // in the squared entries of encoder rows. Encode part directly; ring part by the adjoint of
+  // the chain R(i, t) = R(i-1, t-1) + hop(i, t): lambda(i, t) = d/dR(i, t), then mu(i, t) =
+  // d/dn2(i, t) through every hop that sums n2(i, t).
+  const Eigen::VectorXd alpha = weight * d.D.colwise().squaredNorm().transpose();
+  Eigen::Map<RowMat> gx(grad_x, X.rows(), c);
+  for (int i = 0; i < N; ++i) {
+    if (i == j) continue;
+    const int s = Mod(j - 1 - i, N);
+    for (int r = 0; r < c; ++r) {
+      const int row = encoder_rows_[i] + N - 2 + r - s;
+      gx.row(row) += (2 * q_ * alpha(r)) * beta_.cwiseProduct(X.row(row));
+    }
+  }
+  Mat lambda = Mat::Zero(N, L);
+  for (int r = 0; r < c; ++r) lambda(Mod(j - 1, N), N - 2 + r) = alpha(r);
+  for (int t = L - 2; t >= 0; --t)
+    for (int i = 0; i < N; ++i) lambda(i, t) += lambda(Mod(i + 1, N), t + 1);
+  Mat mu = Mat::Zero(N, L);
+  for (int t = 1; t < L; ++t)
+    for (int i = 0; i < N; ++i) {
+      const double h = q_ * lambda(i, t);
+      if (h == 0) continue;
+      if (t >= N) mu(i, t - N) += h;
+      const double hx = h * (t >= N ? 2.0 : 1.0);
+      for (int s = 0; s < N && s <= t; ++s) mu(Mod(i - s, N), t - s) += hx;
+    }
+  for (int i = 0; i < N; ++i)
+    for (int t = 0; t < L; ++t)
+      if (mu(i, t) != 0) gx.row(encoder_rows_[i] + t) += 2 * mu(i, t) * X.row(encoder_rows_[i] + t);
+}
+
+}  // namespace cerar::design::opt
