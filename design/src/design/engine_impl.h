@@ -211,7 +211,13 @@ double Kappa(const Mat<S>& M) {
     using std::sqrt;
     const bool tall = M.rows() >= M.cols();
     const Eigen::Index n = std::min(M.rows(), M.cols());
-    const Mat<S> G = tall ? Mat<S>(M.transpose() * M) : Mat<S>(M * M.transpose());
+    // Lower triangle only (half the products; the eigensolver reads no more).
+    Mat<S> G = Mat<S>::Zero(n, n);
+    if (tall) {
+      G.template selfadjointView<Eigen::Lower>().rankUpdate(M.transpose());
+    } else {
+      G.template selfadjointView<Eigen::Lower>().rankUpdate(M);
+    }
     Eigen::SelfAdjointEigenSolver<Mat<S>> eig(G, Eigen::EigenvaluesOnly);
     const auto& ev = eig.eigenvalues();  // ascending
     const S lmin = ev(0), lmax = ev(n - 1);
@@ -246,7 +252,7 @@ RankFigures FiguresOfRank(const Mat<S>& D, const WindowGroup<S>& group, int N, i
     Mat<S> Delta = D * group.windows[g];
     Delta.diagonal().array() -= S(1);
     frob2 += S(group.counts[g]) * Delta.squaredNorm();
-    P.noalias() += S(group.counts[g]) * (Delta * Delta.transpose());
+    P.template selfadjointView<Eigen::Lower>().rankUpdate(Delta, S(group.counts[g]));
   }
   Eigen::SelfAdjointEigenSolver<Mat<S>> eig(P, Eigen::EigenvaluesOnly);
   S lmax = eig.eigenvalues()(c - 1);
