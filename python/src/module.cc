@@ -108,7 +108,7 @@ void BindDesign(py::module_& m) {
       .def("window", &Design::window)
       .def("to_json", &SerializeDesign)
       .def("save", [](const Design& d, const std::string& path) { SaveDesign(d, path); });
-  m.def("_load_design", &LoadDesign, py::arg("path"));
+  m.def("_load_design", [](const std::string& path) { return LoadDesign(path); }, py::arg("path"));
   m.def("_parse_design", &ParseDesign, py::arg("text"), py::arg("source"));
 #ifdef CERAR_PYTHON_WITH_DESIGN
   m.attr("_with_toolkit") = true;

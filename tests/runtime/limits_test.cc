@@ -111,7 +111,7 @@ TEST(SizeProducts, EngineRefusesCountsWhoseBytesWrap) {
 
 TEST(SizeProducts, WorkspaceLayoutRefusesSizesThatWrap) {
   const std::size_t m = std::size_t{1} << 61;
-  EXPECT_THAT(MessageOf([&] { MakeWorkspaceLayout(4, 1, m, 8, {{0, 1, 1}}); }),
+  EXPECT_THAT(MessageOf([&] { MakeWorkspaceLayout(4, 1, m, 8, {{0, 1, 1}}, kDefaultSendSlots); }),
               HasSubstr("workspace: rows"));
 }
 
