@@ -4,6 +4,7 @@
                                 per (N, rate), with each design's byte ratio as a dashed line
    netbench_plot.py --table CSV prints the Markdown table of docs/benchmarks.md
    netbench_plot.py --check CSV the checks of `scripts/netbench quick` (exit 1 on failure)
+   netbench_plot.py --goals CSV [SWEEP_CSV]  the figures behind issue 11's goals (docs/benchmarks.md)
 The notebook notebooks/netbench.ipynb imports this module for the same figure."""
 import csv
 import math
@@ -172,9 +173,61 @@ def check(rows):
     return not failures
 
 
+def goals(rows, sweep_rows=None, out=sys.stdout):
+    """Per CERAR design at 100/200 Mbit/s and >= 16 MiB: time ratio over byte ratio (goal <= 1.05),
+    link fraction (goal >= 0.85), and c = 3N's time against c = 2N's of the same kind; then, from
+    the sweep, each design's time ratio per rate and the rate where it crosses 1 (interpolated)."""
+    cs = cells(rows)
+    print("| N | design | rate | size | time ratio | byte ratio | time/byte (<= 1.05) | link "
+          "(>= 85 %) | c=3N time / c=2N time |", file=out)
+    print("|" + "---|" * 9, file=out)
+    for (N, rate, size), cell in sorted(cs.items()):
+        ring = cell.get("ring")
+        if ring is None or rate not in (100, 200) or size < 16 << 20:
+            continue
+        for name, r in sorted(cell.items()):
+            if r["algorithm"] != "cerar":
+                continue
+            tr, br = r["median_s"] / ring["median_s"], byte_ratio(r, ring)
+            vs = "-"
+            if r["c"] == 3 * N:
+                twin = name.replace(f"_c{3 * N}", f"_c{2 * N}")
+                if twin in cell:
+                    vs = f"{r['median_s'] / cell[twin]['median_s']:.3f}"
+            print(f"| {N} | {name} | {rate:g} | {mib(size)} | {tr:.3f} | {br:.3f} | {tr / br:.3f} "
+                  f"| {100 * r['link_fraction']:.1f} % | {vs} |", file=out)
+    if not sweep_rows:
+        return
+    print("\n| N | design | size | time ratio per rate (Mbit/s) | CPU s/rank CERAR, ring "
+          "| crossover |", file=out)
+    print("|" + "---|" * 6, file=out)
+    series = defaultdict(list)
+    for (N, rate, size), cell in sorted(cells(sweep_rows).items()):
+        ring = cell.get("ring")
+        for name, r in cell.items():
+            if ring and r["algorithm"] == "cerar":
+                series[(N, name, size)].append((rate, r["median_s"] / ring["median_s"],
+                                                r["cpu_s_per_rank"], ring["cpu_s_per_rank"]))
+    for (N, name, size), pts in sorted(series.items()):
+        pts.sort()
+        cross = f"above {pts[-1][0]:g}" if pts[-1][1] <= 1 else f"below {pts[0][0]:g}"
+        for (r0, t0, *_), (r1, t1, *_) in zip(pts, pts[1:]):
+            if t0 <= 1 < t1:
+                cross = f"~{r0 + (1 - t0) / (t1 - t0) * (r1 - r0):.0f}"
+                break
+        else:
+            if pts[0][1] > 1:
+                cross = f"below {pts[0][0]:g}"
+        per = ", ".join(f"{rate:g}: {t:.3f}" for rate, t, _, _ in pts)
+        cpu = ", ".join(f"{rate:g}: {a:.2f}/{b:.2f}" for rate, _, a, b in pts)
+        print(f"| {N} | {name} | {mib(size)} | {per} | {cpu} | {cross} Mbit/s |", file=out)
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--table":
         table(load(argv[2]))
+    elif len(argv) in (3, 4) and argv[1] == "--goals":
+        goals(load(argv[2]), load(argv[3]) if len(argv) == 4 else None)
     elif len(argv) == 3 and argv[1] == "--check":
         return 0 if check(load(argv[2])) else 1
     elif len(argv) == 3:

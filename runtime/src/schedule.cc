@@ -41,10 +41,7 @@ RowRange EncodeRowsAfterSend(int N, int c, int t) {
   if (t < 0 || t > L)
     throw InvalidArgument("schedule: round t = " + std::to_string(t) + " outside [0, L = " +
                           std::to_string(L) + "]");
-  if (t > N - 2) return {};
-  const int q = (L - 1 + N - 2) / (N - 1);  // ceil((L-1)/(N-1)); 0 when L = 1
-  const int first = 1 + t * q, last = std::min(L, 1 + (t + 1) * q);
-  return last > first ? RowRange{first, last - first} : RowRange{};
+  return t + 1 < L ? RowRange{t + 1, 1} : RowRange{};
 }
 
 int WorkspaceLayout::recv_row(int t) const {

@@ -28,12 +28,11 @@ int NumRounds(int N, int c);                   // L = c + N - 2 (rounds with a s
 RoundActions RoundSchedule(int N, int c, int t);  // t in [0, L]; InvalidArgument otherwise
 
 // When the encoder rows are computed, so that the encode overlaps the link instead of delaying
-// the first send. Row e(0) is computed in step 0 before its send; rows 1 … L-1 in steps
-// 0 … N-2, each after that step's send: step t computes rows [1 + t q, 1 + (t+1) q) ∩ [1, L)
-// with q = ceil((L-1) / (N-1)). Row e(t') is then ready before step t' reads it (it is computed
-// in step floor((t'-1)/q) < t'), and every row is computed before step N-1, where the decoder
-// starts to add observations into the caller's buffer, which the encoder reads.
-RowRange EncodeRowsAfterSend(int N, int c, int t);  // t in [0, L]; empty for t > N-2
+// the first send: e(0) in step 0 before its send, and e(t+1) in step t after its send, for
+// t + 1 < L. Each row is then ready before the step that reads it (e(t) at step t), the
+// encoder's work is spread evenly over the rounds (one row of 2 kc flops per column per round),
+// and the caller's buffer, which the encoder reads, is written only by the decoder in step L.
+RowRange EncodeRowsAfterSend(int N, int c, int t);  // t in [0, L]; {t+1, 1} or empty
 
 // A column range [col0, col0 + cols) of the m-element rows in which exactly kc components hold
 // data (the rest is implicit zero padding, PROTOCOL.md §1).
