@@ -26,6 +26,12 @@ cerar.comm.mpi_world()
 rank, n = init_process_group_from_launcher()
 
 
+def say(text):
+    # One write per line: with PYTHONUNBUFFERED, print() writes the text and its newline
+    # separately, and mpirun may put another rank's line between the two.
+    os.write(1, (text + "\n").encode())
+
+
 def scenario(name, c, silent_rank=None):
     comm = cerar.mpi_communicator(timeout_s=3)
     state = cerar.ddp.CerarHookState(comm, cerar.pick_design(n, c), warmup_steps=0)
@@ -37,15 +43,14 @@ def scenario(name, c, silent_rank=None):
         sys.exit(0)
     try:
         model(torch.randn(4, 8)).sum().backward()
-        print("%s rank %d: backward() returned" % (name, rank), flush=True)
+        say("%s rank %d: backward() returned" % (name, rank))
     except Exception as error:  # noqa: BLE001
-        print("%s rank %d: backward() raised %s" % (name, rank, str(error).splitlines()[0]),
-              flush=True)
+        say("%s rank %d: backward() raised %s" % (name, rank, str(error).splitlines()[0]))
         assert isinstance(state.last_error, cerar.TransportError), repr(state.last_error)
         try:
             comm.allreduce(torch.zeros(4))
         except cerar.TransportError as again:
-            print("%s rank %d: then %s" % (name, rank, again), flush=True)
+            say("%s rank %d: then %s" % (name, rank, again))
 
 
 scenario("disagree", 3 * n if rank == 0 else 2 * n)
