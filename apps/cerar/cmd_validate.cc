@@ -33,7 +33,8 @@ void AddValidateCommand(CLI::App& app) {
               AnalysisCost(design.N(), design.c(), arithmetic != design::Precision::kFloat64));
     const Figures derived = design::Analyse(design, arithmetic);
     std::cout << "file        " << shown << ": format, shapes, values and integrity OK\n";
-    std::cout << "figures     recorded (" << recorded.precision << ")  vs  re-derived ("
+    std::cout << "figures     recorded (" << Printable(recorded.precision)
+              << ")  vs  re-derived ("
               << derived.precision << ")\n";
     std::string differing;
     for (const design::FigureCheck& f : design::CompareFigures(recorded, derived)) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 
 namespace cerar::cli {
 namespace {
@@ -62,8 +63,11 @@ std::string ReportText(const Design& design) {
   const Figures& f = RequireFigures(design);
   std::ostringstream out;
   const auto& prov = design.provenance();
-  out << "design      " << prov.construction;
-  if (prov.parameters.contains("eps")) out << "  eps = " << Sci(prov.parameters["eps"].get<double>());
+  // Text from the file is escaped: a signed file may still carry terminal escape sequences.
+  out << "design      " << Printable(prov.construction);
+  if (prov.parameters.contains("eps") && prov.parameters["eps"].is_number()) {
+    out << "  eps = " << Sci(prov.parameters["eps"].get<double>());
+  }
   out << "  (N = " << design.N() << ", c = " << design.c() << ")\n";
   out << "rounds      L = c + N - 2 = " << design.L() << "\n";
   out << "traffic     " << Fixed(design.traffic_rate()) << " d per rank (ring all-reduce "
@@ -71,16 +75,16 @@ std::string ReportText(const Design& design) {
                                                                 design.ring_traffic_rate(), 2)
       << "x)\n";
   out << "workspace   " << Fixed(design.workspace_rate()) << " d per rank\n";
-  out << "figures     (" << f.precision << ")\n";
+  out << "figures     (" << Printable(f.precision) << ")\n";
   out << "  err_op    " << Sci(f.err_op) << "   worst-case relative bound\n";
   out << "  err_rms   " << Sci(f.err_rms) << "   expected relative error, iid inputs\n";
   out << "  kappa_dec " << Sci(f.kappa_dec) << "\n";
   out << "  kappa_enc " << Sci(f.kappa_enc) << "\n";
   for (const auto& [arith, err] : f.predicted_error)
-    out << "  predicted error in " << arith << ": " << Sci(err) << "\n";
+    out << "  predicted error in " << Printable(arith) << ": " << Sci(err) << "\n";
   if (design.exact_figures()) {
     const Figures& e = *design.exact_figures();
-    out << "exact construction (" << e.precision << ", before rounding to float64): err_op "
+    out << "exact construction (" << Printable(e.precision) << ", before rounding to float64): err_op "
         << Sci(e.err_op) << ", err_rms " << Sci(e.err_rms) << ", kappa_dec " << Sci(e.kappa_dec)
         << "\n";
   }
@@ -95,7 +99,9 @@ std::string ReportText(const Design& design) {
       out << line;
     }
   }
-  for (const auto& note : design.notes()) out << "note        " << note << "\n";
+  for (const auto& note : design.notes()) {
+    out << "note        " << Printable(note, 4096) << "\n";
+  }
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -30,6 +31,7 @@ class CpuBackend final : public ComputeBackend {
 
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
+    if (bytes > std::numeric_limits<std::size_t>::max() - 63) throw std::bad_alloc();
     // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();

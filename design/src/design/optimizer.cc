@@ -203,6 +203,11 @@ std::vector<ParetoPoint> ParetoFront(int N, int c, double kappa_from, double kap
       << ", expected finite 1 <= from <= to";
     throw InvalidArgument(m.str());
   }
+  if (N >= 2 && c >= 1 && !WithinDesignLimits(N, c)) {
+    throw InvalidArgument("pareto: N = " + std::to_string(N) + ", c = " + std::to_string(c) +
+                          " exceed the design limits (N, c <= " + std::to_string(kMaxN) +
+                          ", at most " + std::to_string(kMaxMatrixEntries) + " matrix entries)");
+  }
   if (points < 1 || (points == 1 && kappa_from != kappa_to))
     throw InvalidArgument("pareto: points = " + std::to_string(points) +
                           ", expected >= 1 (and from == to for a single point)");

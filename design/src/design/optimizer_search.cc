@@ -200,6 +200,9 @@ void ValidateOptions(const OptimizeOptions& o) {
     m << "N = " << o.N << ", expected N >= 2";
   else if (o.c < 1)
     m << "c = " << o.c << ", expected c >= 1";
+  else if (!WithinDesignLimits(o.N, o.c))
+    m << "N = " << o.N << ", c = " << o.c << " exceed the design limits (N, c <= " << kMaxN
+      << ", at most " << kMaxMatrixEntries << " matrix entries), checked before allocating";
   else if (!(o.kappa_max >= 1) || !std::isfinite(o.kappa_max))
     m << "kappa_max = " << o.kappa_max << ", expected a finite value >= 1 (a condition number)";
   else if (!(o.time_limit_s > 0) || !std::isfinite(o.time_limit_s))
