@@ -245,6 +245,7 @@ struct DuplicateCase {
   std::function<std::string(const std::string&)> damage;
   std::string member;
 };
+void PrintTo(const DuplicateCase& c, std::ostream* os) { *os << c.name; }
 
 class DuplicateMember : public ::testing::TestWithParam<DuplicateCase> {};
 
