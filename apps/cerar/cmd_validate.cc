@@ -19,8 +19,8 @@ namespace cerar::cli {
 namespace {
 
 std::string Certification(const Figures& f) {
-  if (f.certified_digits.empty()) return f.precision + ", not certified";
-  std::string text = f.precision + ", certified digits";
+  if (f.certified_digits.empty()) return Printable(f.precision) + ", not certified";
+  std::string text = Printable(f.precision) + ", certified digits";
   for (const auto& [name, digits] : f.certified_digits)
     text += " " + name + " " + std::to_string(digits);
   return text;

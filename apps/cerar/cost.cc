@@ -43,10 +43,6 @@ std::string Gigabytes(double bytes) {
 
 }  // namespace
 
-bool WithinDesignLimits(int N, int c) {
-  return N >= 2 && c >= 1 && N <= kMaxN && c <= kMaxC && Entries(N, c) <= double(kMaxMatrixEntries);
-}
-
 Cost AnalysisCost(int N, int c, bool mp50) {
   const double n = N, k = c;
   Cost cost;

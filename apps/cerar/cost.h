@@ -12,9 +12,6 @@ struct Cost {
   double bytes = 0;
 };
 
-// Whether N and c are within the format's limits (else the library refuses them, naming them).
-bool WithinDesignLimits(int N, int c);
-
 // One analysis of a design of N ranks and c components: float64 or 50-digit (mp50) arithmetic.
 Cost AnalysisCost(int N, int c, bool mp50);
 

@@ -5,6 +5,7 @@
 
 #include "cerar/format/design_parts.h"
 #include "cerar/format/errors.h"
+#include "cerar/format/printable.h"
 
 namespace cerar::cli {
 namespace {
@@ -25,12 +26,12 @@ std::string Fixed(double v, int decimals = 3) {
 // the precision ladder did not certify, what they rest on (docs/error-model.md).
 std::string PrecisionText(const Figures& f) {
   if (f.certified_digits.empty()) {
-    return f.precision + (f.precision == "float64"
+    return Printable(f.precision) + (f.precision == "float64"
                               ? "; not certified: trusted by the conditioning rule, "
                                 "`cerar validate` certifies them"
                               : "; not certified");
   }
-  std::string text = f.precision + "; certified digits:";
+  std::string text = Printable(f.precision) + "; certified digits:";
   const char* sep = " ";
   for (const char* name : {"err_op", "err_rms", "kappa_dec", "kappa_enc"}) {
     const auto it = f.certified_digits.find(name);
@@ -84,8 +85,11 @@ std::string ReportText(const Design& design) {
   const Figures& f = RequireFigures(design);
   std::ostringstream out;
   const auto& prov = design.provenance();
-  out << "design      " << prov.construction;
-  if (prov.parameters.contains("eps")) out << "  eps = " << Sci(prov.parameters["eps"].get<double>());
+  // Text from the file is escaped: a signed file may still carry terminal escape sequences.
+  out << "design      " << Printable(prov.construction);
+  if (prov.parameters.contains("eps") && prov.parameters["eps"].is_number()) {
+    out << "  eps = " << Sci(prov.parameters["eps"].get<double>());
+  }
   out << "  (N = " << design.N() << ", c = " << design.c() << ")\n";
   out << "rounds      L = c + N - 2 = " << design.L() << "\n";
   out << "traffic     " << Fixed(design.traffic_rate()) << " d per rank (ring all-reduce "
@@ -99,7 +103,7 @@ std::string ReportText(const Design& design) {
   out << "  kappa_dec " << Sci(f.kappa_dec) << "\n";
   out << "  kappa_enc " << Sci(f.kappa_enc) << "\n";
   for (const auto& [arith, err] : f.predicted_error)
-    out << "  predicted error in " << arith << ": " << Sci(err) << "\n";
+    out << "  predicted error in " << Printable(arith) << ": " << Sci(err) << "\n";
   if (design.exact_figures()) {
     const Figures& e = *design.exact_figures();
     out << "exact construction (before rounding to float64; " << PrecisionText(e) << ")\n"
@@ -118,7 +122,9 @@ std::string ReportText(const Design& design) {
       out << line;
     }
   }
-  for (const auto& note : design.notes()) out << "note        " << note << "\n";
+  for (const auto& note : design.notes()) {
+    out << "note        " << Printable(note, 4096) << "\n";
+  }
   return out.str();
 }
 

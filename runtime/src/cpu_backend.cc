@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -34,6 +35,7 @@ class CpuBackend final : public ComputeBackend {
 
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
+    if (bytes > std::numeric_limits<std::size_t>::max() - 63) throw std::bad_alloc();
     // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
     const std::size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);

@@ -90,19 +90,33 @@ expect_error "escaped path" 'design file '"$work"'/a\x1b[31mred\nx: cannot open'
 expect_error "escaped option" 'not expected: --\x1b[2J' -- design -N 4 -c 8 --eps 1e-3 $'--\e[2J'
 
 # --- Non-finite designs (defect 11): entries of 1e308 are finite but overflow the sums.
-/usr/bin/python3 - "$f" "$work/big.json" "$root/scripts" <<'PY'
-import hashlib, json, sys
+# edit_and_sign IN OUT PYTHON_STATEMENT: a validly signed copy of IN with `d` edited.
+edit_and_sign() {
+  /usr/bin/python3 - "$1" "$2" "$root/scripts" "$3" <<'PY'
+import json, sys
 sys.path.insert(0, sys.argv[3])
 import read_design
 d = json.load(open(sys.argv[1]))
-d["encoders"] = [[[1e308 if v else 0.0 for v in row] for row in m] for m in d["encoders"]]
-sha = hashlib.sha256(read_design.CANONICAL_TAG)
-read_design._canonical({k: v for k, v in d.items() if k != "integrity"}, sha.update)
-d["integrity"] = "sha256:" + sha.hexdigest()
+exec(sys.argv[4])
+d["integrity"] = read_design.integrity_value(d)
 json.dump(d, open(sys.argv[2], "w"))
 PY
+}
+edit_and_sign "$f" "$work/big.json" \
+  'd["encoders"] = [[[1e308 if v else 0.0 for v in row] for row in m] for m in d["encoders"]]'
 expect_error "1e308 entries, f32" "overflow f32 arithmetic" -- simulate "$work/big.json" --count 1000
 expect_error "1e308 entries, f64" "overflow f64 arithmetic" -- simulate "$work/big.json" --count 1000 --dtype f64
+
+# A signed file whose text carries terminal escapes: report's output shows them escaped, and an
+# "eps" that is not a number is left out instead of failing.
+edit_and_sign "$f" "$work/escapes.json" \
+  'd["notes"] = ["\x1b]0;pwned\x07 note"]; d["provenance"]["construction"] = "\x1b[2Jeps"; d["provenance"]["parameters"]["eps"] = "x"'
+if "$cerar" report "$work/escapes.json" >"$work/out" 2>"$work/err" &&
+   ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/out" && grep -qF 'note        \x1b]0;pwned\x07 note' "$work/out"; then
+  ok "report escapes the file's text"
+else
+  bad "report of a file with escapes: $(cat -v "$work/out" "$work/err")"
+fi
 
 # --- --timeout: stops a long command with the one line, writes nothing.
 expect_error "--timeout" "stopped by --timeout 1 s" -- \

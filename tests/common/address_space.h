@@ -1,7 +1,8 @@
 #pragma once
 // Runs code in a child process under a tight address-space limit (RLIMIT_AS), for tests of what
-// happens when threads cannot be started. Not meaningful under AddressSanitizer, which reserves
-// terabytes of address space up front: kSanitized says when to skip.
+// happens when threads cannot be started. Neither that nor resident-memory figures mean anything
+// under AddressSanitizer, which reserves terabytes of address space up front and keeps shadow
+// memory: kSanitized says when to skip.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>

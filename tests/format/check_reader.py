@@ -74,6 +74,19 @@ run = subprocess.run([loader, "--load", made_path], capture_output=True, text=Tr
 expect(run.returncode == 2 and "integrity value does not match" in run.stderr,
        "C++ rejects the edited Python-written file: " + run.stderr)
 
+# A member named twice: both readers refuse it (last-wins and first-wins would differ).
+with open(good, encoding="utf-8") as f:
+    text = f.read()
+duplicated = os.path.join(folder, "duplicate_encoders.json")
+with open(duplicated, "w", encoding="utf-8") as f:
+    f.write(text.replace("{", '{"encoders": [], ', 1))
+run = subprocess.run([sys.executable, reader_path, duplicated], capture_output=True, text=True)
+expect(run.returncode == 2 and "duplicate member 'encoders'" in run.stderr,
+       "Python refuses a duplicate member: " + run.stderr)
+run = subprocess.run([loader, "--load", duplicated], capture_output=True, text=True)
+expect(run.returncode == 2 and 'duplicate member "encoders"' in run.stderr,
+       "C++ refuses a duplicate member: " + run.stderr)
+
 for f in failures:
     print("FAIL:", f)
 print("%d failures" % len(failures))

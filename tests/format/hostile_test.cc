@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../common/address_space.h"
 #include "bounded_json.h"
 #include "canonical.h"
 #include "cerar/format/design_file.h"
@@ -29,17 +30,7 @@ using testing_support::RandomDesign;
 using testing_support::RandomParts;
 using testing_support::TempDir;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using test_common::kSanitized;
 
 std::string GoodText() { return SerializeDesign(RandomDesign(4, 3, 8)); }
 
@@ -254,6 +245,7 @@ struct DuplicateCase {
   std::function<std::string(const std::string&)> damage;
   std::string member;
 };
+void PrintTo(const DuplicateCase& c, std::ostream* os) { *os << c.name; }
 
 class DuplicateMember : public ::testing::TestWithParam<DuplicateCase> {};
 

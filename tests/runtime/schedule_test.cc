@@ -88,7 +88,8 @@ TEST_P(ScheduleTest, WorkspaceLayoutNeverOverwritesLiveVectors) {
     row[w.enc_row(t)] = {kE, t};
   }
   // e(t') is needed after step t iff it is read later: at t' (> t) or at t' + N (> t, <= L).
-  auto e_needed_after = [&](int tp, int t) { return tp > t || (tp + N > t && tp + N <= L); };
+  // N by copy: clang 14 (the sanitizer job) cannot capture a structured binding by reference.
+  auto e_needed_after = [&, N = N](int tp, int t) { return tp > t || (tp + N > t && tp + N <= L); };
   for (int t = 0; t <= L; ++t) {
     const RoundActions a = RoundSchedule(N, c, t);
     if (a.recv_read >= 0) {

@@ -85,6 +85,9 @@ std::string OptimizeOptions::Validate() const {
     m << "N = " << N << ", expected N >= 2";
   else if (c < 1)
     m << "c = " << c << ", expected c >= 1";
+  else if (!WithinDesignLimits(N, c))
+    m << "N = " << N << ", c = " << c << " exceed the design limits (N, c <= " << kMaxN
+      << ", at most " << kMaxMatrixEntries << " matrix entries), checked before allocating";
   else if (objective != Objective::kPredicted && !(kappa_max >= 1 && std::isfinite(kappa_max)))
     m << "kappa_max = " << kappa_max << ", expected a finite value >= 1 (a condition number) for "
       << "objective " << ToString(objective) << " (objective predicted needs none)";

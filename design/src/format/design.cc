@@ -13,6 +13,13 @@
 #include "sha256.h"
 
 namespace cerar {
+
+bool WithinDesignLimits(std::int64_t N, std::int64_t c) {
+  // Both factors bounded first, so the product cannot overflow.
+  return N >= 2 && c >= 1 && N <= kMaxN && c <= kMaxC &&
+         N * ((c + N - 2) * c + c * c) <= kMaxMatrixEntries;
+}
+
 namespace detail {
 
 void CheckDesignSize(std::int64_t N, std::int64_t c, const std::string& source) {

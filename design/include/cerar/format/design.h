@@ -27,6 +27,10 @@ inline constexpr int kMaxN = 1 << 16;
 inline constexpr int kMaxC = 1 << 16;
 inline constexpr std::int64_t kMaxMatrixEntries = std::int64_t{1} << 27;  // 1 GiB of float64
 
+// Whether a design of N ranks and c components is within these limits: N >= 2, c >= 1, both
+// bounded, N (L c + c c) <= kMaxMatrixEntries. Check it before allocating anything of that size.
+bool WithinDesignLimits(std::int64_t N, std::int64_t c);
+
 // Free-form content (provenance.parameters, provenance.construction, notes, the names in
 // predicted_error) is bounded too, so that no design, in memory or in a file, makes a reader
 // recurse deeply or allocate without limit (docs/design-format.md, "Limits"):
