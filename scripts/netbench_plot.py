@@ -179,8 +179,9 @@ def goals(rows, sweep_rows=None, out=sys.stdout):
     the sweep, each design's time ratio per rate and the rate where it crosses 1 (interpolated)."""
     cs = cells(rows)
     print("| N | design | rate | size | time ratio | byte ratio | time/byte (<= 1.05) | link "
-          "(>= 85 %) | c=3N time / c=2N time |", file=out)
-    print("|" + "---|" * 9, file=out)
+          "(>= 85 %) | c=3N time / c=2N time | link idle per round, ms: CERAR (L rounds) / ring "
+          "(2(N-1) steps) |", file=out)
+    print("|" + "---|" * 10, file=out)
     for (N, rate, size), cell in sorted(cs.items()):
         ring = cell.get("ring")
         if ring is None or rate not in (100, 200) or size < 16 << 20:
@@ -194,20 +195,23 @@ def goals(rows, sweep_rows=None, out=sys.stdout):
                 twin = name.replace(f"_c{3 * N}", f"_c{2 * N}")
                 if twin in cell:
                     vs = f"{r['median_s'] / cell[twin]['median_s']:.3f}"
+            # Wall time the link stood idle, spread over the rounds (steps) that wait on a neighbour.
+            idle = lambda x, rounds: 1e3 * x["median_s"] * (1 - x["link_fraction"]) / rounds
+            L = r["c"] + N - 2
             print(f"| {N} | {name} | {rate:g} | {mib(size)} | {tr:.3f} | {br:.3f} | {tr / br:.3f} "
-                  f"| {100 * r['link_fraction']:.1f} % | {vs} |", file=out)
+                  f"| {100 * r['link_fraction']:.1f} % | {vs} | {idle(r, L):.1f} (L = {L}) / "
+                  f"{idle(ring, 2 * (N - 1)):.1f} |", file=out)
     if not sweep_rows:
         return
-    print("\n| N | design | size | time ratio per rate (Mbit/s) | CPU s/rank CERAR, ring "
-          "| crossover |", file=out)
-    print("|" + "---|" * 6, file=out)
+    print("\n| N | design | size | time ratio per rate (Mbit/s) | CPU s/rank CERAR/ring "
+          "| cores busy CERAR/ring (N·CPU/wall) | link CERAR/ring | crossover |", file=out)
+    print("|" + "---|" * 8, file=out)
     series = defaultdict(list)
     for (N, rate, size), cell in sorted(cells(sweep_rows).items()):
         ring = cell.get("ring")
         for name, r in cell.items():
             if ring and r["algorithm"] == "cerar":
-                series[(N, name, size)].append((rate, r["median_s"] / ring["median_s"],
-                                                r["cpu_s_per_rank"], ring["cpu_s_per_rank"]))
+                series[(N, name, size)].append((rate, r["median_s"] / ring["median_s"], r, ring))
     for (N, name, size), pts in sorted(series.items()):
         pts.sort()
         cross = f"above {pts[-1][0]:g}" if pts[-1][1] <= 1 else f"below {pts[0][0]:g}"
@@ -219,8 +223,14 @@ def goals(rows, sweep_rows=None, out=sys.stdout):
             if pts[0][1] > 1:
                 cross = f"below {pts[0][0]:g}"
         per = ", ".join(f"{rate:g}: {t:.3f}" for rate, t, _, _ in pts)
-        cpu = ", ".join(f"{rate:g}: {a:.2f}/{b:.2f}" for rate, _, a, b in pts)
-        print(f"| {N} | {name} | {mib(size)} | {per} | {cpu} | {cross} Mbit/s |", file=out)
+        cpu = ", ".join(f"{rate:g}: {a['cpu_s_per_rank']:.2f}/{b['cpu_s_per_rank']:.2f}"
+                        for rate, _, a, b in pts)
+        busy = ", ".join(f"{rate:g}: {N * a['cpu_s_per_rank'] / a['median_s']:.2f}/"
+                         f"{N * b['cpu_s_per_rank'] / b['median_s']:.2f}" for rate, _, a, b in pts)
+        link = ", ".join(f"{rate:g}: {100 * a['link_fraction']:.0f}/{100 * b['link_fraction']:.0f} %"
+                         for rate, _, a, b in pts)
+        print(f"| {N} | {name} | {mib(size)} | {per} | {cpu} | {busy} | {link} "
+              f"| {cross} Mbit/s |", file=out)
 
 
 def main(argv):
