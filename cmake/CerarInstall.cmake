@@ -21,6 +21,9 @@ install(TARGETS ${cerar_libraries} EXPORT cerarTargets
 # MPI, CUDA and NCCL headers go with the libraries that need them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/design/include/cerar/format
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cerar)
+# The typed errors every layer throws (format, design, runtime) live above the layers.
+install(FILES ${PROJECT_SOURCE_DIR}/design/include/cerar/errors.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cerar)
 if(TARGET cerar_design)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/design/include/cerar/design
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cerar)

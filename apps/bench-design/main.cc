@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace {
 

@@ -31,7 +31,7 @@
 #include <sstream>
 
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "collectives.h"

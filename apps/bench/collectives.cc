@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "mpi/mpi_check.h"
 
 namespace cerar::bench {

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::bench {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "watchdog.h"
 

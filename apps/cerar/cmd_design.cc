@@ -9,7 +9,7 @@
 #include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "cerar/runtime/simulate.h"
 #include "cli_util.h"

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cerar/design/optimizer.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cli_util.h"
 #include "commands.h"
 

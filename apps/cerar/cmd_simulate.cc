@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/simulate.h"
 #include "cerar/format/printable.h"
 #include "cli_util.h"

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "cost.h"

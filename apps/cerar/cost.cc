@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cerar/format/design.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/simulate.h"
 
 namespace cerar::cli {

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "cerar/design/optimizer.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "cli_util.h"
 #include "commands.h"

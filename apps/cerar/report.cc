@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cerar/format/design_parts.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 
 namespace cerar::cli {

@@ -1,7 +1,7 @@
 // Communicator: cached all-reduce objects on one transport (see communicator.h).
 #include "communicator.h"
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::python {
 

@@ -12,7 +12,7 @@
 #include "cerar/format/design.h"
 #include "cerar/format/design_file.h"
 #include "cerar/format/design_parts.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "communicator.h"
 #include "python_transport.h"
 #ifdef CERAR_PYTHON_WITH_MPI

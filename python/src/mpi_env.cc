@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/mpi_transport.h"
 
 namespace cerar::python {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace py = pybind11;
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 
 namespace cerar::detail {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::detail {
 

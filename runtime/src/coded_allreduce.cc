@@ -46,7 +46,7 @@
 #include <string>
 
 #include "agreement.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/schedule.h"
 #include "checked_size.h"

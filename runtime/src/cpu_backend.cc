@@ -9,7 +9,7 @@
 #include <new>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
 
 namespace cerar {

@@ -1,7 +1,7 @@
 // DType helpers declared in cerar/runtime/transport.h.
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/transport.h"
 
 namespace cerar {

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <thread>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 
 namespace cerar {

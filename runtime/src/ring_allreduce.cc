@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "agreement.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/schedule.h"
 #include "checked_size.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "checked_size.h"
 
 namespace cerar {

@@ -14,7 +14,7 @@
 #include <random>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/schedule.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "arguments.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::cuda {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <optional>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_objective.h"
 #include "test_support.h"
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <optional>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar::design::test {

@@ -1,7 +1,7 @@
 // TuneEps and Sweep (PROTOCOL.md §8).
 #include <cmath>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar::design::test {

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar {

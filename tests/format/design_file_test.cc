@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "canonical.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar {

@@ -17,7 +17,7 @@
 #include "bounded_json.h"
 #include "canonical.h"
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 namespace cerar {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "test_support.h"
 
 int main(int argc, char** argv) {

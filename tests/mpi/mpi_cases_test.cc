@@ -6,7 +6,7 @@
 #include <mpi.h>
 
 #include "cases.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "mpi_main.h"
 

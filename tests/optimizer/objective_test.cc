@@ -8,7 +8,7 @@
 #include <random>
 #include <tuple>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_objective.h"
 #include "directions.h"
 

@@ -9,7 +9,7 @@
 
 #include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_search.h"
 
 namespace cerar::design {

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "cerar/design/optimizer.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::design {
 namespace {

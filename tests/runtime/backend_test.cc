@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
 
 namespace cerar {

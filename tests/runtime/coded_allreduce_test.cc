@@ -11,7 +11,7 @@
 #include <set>
 
 #include "cases.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/simulate.h"
 

@@ -6,7 +6,7 @@
 
 #include "cases.h"
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/simulate.h"
 

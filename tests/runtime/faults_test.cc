@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/inprocess.h"
 #include "test_designs.h"

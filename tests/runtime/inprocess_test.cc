@@ -5,7 +5,7 @@
 #include <chrono>
 #include <numeric>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 
 namespace cerar {

@@ -9,7 +9,7 @@
 
 #include "../common/address_space.h"
 #include "cases.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/schedule.h"

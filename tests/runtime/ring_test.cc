@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cases.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 
 namespace cerar {

@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "cerar/format/design.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/schedule.h"
 
 namespace cerar {

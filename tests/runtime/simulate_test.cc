@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/runtime/simulate.h"
 #include "cases.h"
 #include "cerar/runtime/schedule.h"

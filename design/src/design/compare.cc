@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "derive.h"
 #include "ladder.h"
 

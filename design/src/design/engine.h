@@ -11,7 +11,7 @@
 
 #include "cerar/design/toolkit.h"
 #include "cerar/format/design.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::design::detail {
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "engine.h"
 #include "parallel.h"
 #include "text.h"

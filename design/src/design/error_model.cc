@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "parallel.h"
 
 namespace cerar::design::detail {

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "text.h"
 
 namespace cerar::design::detail {

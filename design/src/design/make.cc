@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "derive.h"
 #include "engine.h"
 #include "error_model.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::design {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <utility>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_search.h"
 
 namespace cerar::design {

@@ -9,7 +9,7 @@
 #include <numbers>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/parallel.h"
 
 namespace cerar::design::opt {

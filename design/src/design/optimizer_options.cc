@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cerar/design/optimizer.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_search.h"
 
 #if defined(__GLIBC__)

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cerar/design/optimizer.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "design/optimizer_objective.h"
 
 namespace cerar::design {

@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "cerar/design/toolkit.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "text.h"
 
 namespace cerar::design {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "cerar/format/design_file.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 
 namespace cerar {

@@ -1,7 +1,7 @@
 // JsonGuard (bounded_json.h): the bounds a design file's JSON must keep while it is parsed.
 #include "bounded_json.h"
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 
 namespace cerar::detail {

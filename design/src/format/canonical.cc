@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "sha256.h"
 
 namespace cerar::detail {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cerar/format/design_parts.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "checks.h"
 #include "sha256.h"

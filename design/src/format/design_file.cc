@@ -18,7 +18,7 @@
 #include "bounded_json.h"
 #include "canonical.h"
 #include "cerar/format/design_parts.h"
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "checks.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::cuda {
 namespace {

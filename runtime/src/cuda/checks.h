@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::cuda {
 

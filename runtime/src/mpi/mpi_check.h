@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 
 namespace cerar::detail {
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "cerar/format/errors.h"
+#include "cerar/errors.h"
 #include "mpi/mpi_check.h"
 
 namespace cerar {

@@ -3,7 +3,7 @@
 // design's predicted error. Exit 0 on success, 1 with a message otherwise.
 #include <cerar/format/design.h>
 #include <cerar/format/design_file.h>
-#include <cerar/format/errors.h>
+#include <cerar/errors.h>
 #include <cerar/runtime/allreduce.h>
 #include <cerar/runtime/backend.h>
 #include <cerar/runtime/inprocess.h>
