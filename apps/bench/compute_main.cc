@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cerar/runtime/backend.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 
 namespace {
 

@@ -38,10 +38,10 @@ void AddSimulateCommand(CLI::App& app) {
   cmd->callback([a] {
     if (a->count < 0)
       throw InvalidArgument("simulate: --count " + std::to_string(a->count) + " must be >= 0");
-    DType dtype;
-    if (a->dtype == "f32") dtype = DType::kFloat32;
-    else if (a->dtype == "f64") dtype = DType::kFloat64;
-    else throw InvalidArgument("simulate: --dtype '" + a->dtype + "' must be f32 or f64");
+    // The runtime's one dtype vocabulary (transport.h); the CPU back end runs f32 and f64.
+    if (a->dtype != ToString(DType::kFloat32) && a->dtype != ToString(DType::kFloat64))
+      throw InvalidArgument("simulate: --dtype '" + Printable(a->dtype) + "' must be f32 or f64");
+    const DType dtype = ParseDType(a->dtype);
     Design design = LoadDesign(a->path, DesignLoadOptions());
     SimulateOptions options;
     options.count = static_cast<std::size_t>(a->count);
@@ -70,7 +70,7 @@ void AddSimulateCommand(CLI::App& app) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    const double d_bytes = double(a->count) * (dtype == DType::kFloat32 ? 4 : 8);
+    const double d_bytes = double(a->count) * double(SizeOf(dtype));
     std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n",
                 Printable(a->path, 1024).c_str(),
                 design.N(), design.c(), a->count, a->dtype.c_str(),

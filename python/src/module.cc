@@ -27,10 +27,12 @@ namespace py = pybind11;
 namespace cerar::python {
 namespace {
 
+// torch/numpy names or the runtime's own (transport.h); CPU tensors are float32 or float64.
 DType ParseDType(const std::string& name) {
-  if (name == "f32" || name == "float32") return DType::kFloat32;
-  if (name == "f64" || name == "float64") return DType::kFloat64;
-  throw InvalidArgument("dtype '" + name + "', expected float32 or float64 (CPU tensors)");
+  const std::string runtime_name = name == "float32" ? "f32" : name == "float64" ? "f64" : name;
+  if (runtime_name != "f32" && runtime_name != "f64")
+    throw InvalidArgument("dtype '" + name + "', expected float32 or float64 (CPU tensors)");
+  return cerar::ParseDType(runtime_name);
 }
 
 py::dict FiguresDict(const Figures& f) {

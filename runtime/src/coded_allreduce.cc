@@ -23,12 +23,12 @@
 //
 // Send slots. x(t) is not kept as a row: it exists one segment at a time, from its Step until
 // its exchange completes. Exchange i = t·S + s (round t, segment s of S) sends from slot
-// i mod K, K = min(kSendSlots, S) slots of the largest segment's size, and before slot i mod K
+// i mod K, K = min(send_slots, S) slots of the largest segment's size, and before slot i mod K
 // is rewritten the engine waits for exchange i - K, its previous user. So the workspace is
-// (1 + N/c) d elements plus at most kSendSlots·segment_bytes, a constant independent of d.
+// (1 + N/c) d elements plus at most send_slots·segment_bytes, a constant independent of d.
 // With all L encoded vectors materialised, L + 2 rows plus one segment is the minimum: in round
 // N-1 all L e-rows, o(N-2), y(N-1) and the segment of x(N-1) being sent are live at once. The
-// other K - 1 slots buy pipelining (see kSendSlots in schedule.h).
+// other K - 1 slots buy pipelining (AllReduceOptions::send_slots, default kDefaultSendSlots = 3).
 //
 // No deadlock. Every rank starts its exchanges in the same order i = 0, 1, 2, …, and before
 // starting exchange i it waits only for exchanges before i: i - S (its y(t-1)[s]; round t
@@ -41,14 +41,14 @@
 // Waits. Handles complete in order, so waiting for exchange i completes every exchange before
 // it. The engine records how many exchanges it has waited for and waits for exchange i only if
 // i is not yet among them: the slot-reuse wait and the y(t-1)[s] wait never wait twice. With
-// S <= kSendSlots segments, K = S and the slot-reuse wait is the y(t-1)[s] wait itself.
+// S <= send_slots segments, K = S and the slot-reuse wait is the y(t-1)[s] wait itself.
 #include <algorithm>
 #include <string>
 
 #include "agreement.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 #include "checked_size.h"
 
 namespace cerar {

@@ -26,11 +26,9 @@ struct InProcessWorld::State {
   std::condition_variable cv;
   bool aborted = false;
   std::string abort_reason;
-  // links[i]: messages from rank i to rank i+1, with the sequence number of the front one.
+  // links[i]: messages from rank i to rank i+1, oldest first.
   struct Link {
     std::deque<std::vector<char>> messages;
-    std::uint64_t front_seq = 0;
-    std::uint64_t pushed = 0;
   };
   std::vector<Link> links;
   // waiting[r]: rank r is blocked in Wait for its predecessor. A rank whose own deadline passes
@@ -66,7 +64,6 @@ class InProcessTransport final : public Transport {
       ThrowIfAborted("sending to rank " + std::to_string(next()));
       auto& out = s_->links[rank_];
       out.messages.push_back(std::move(msg));
-      ++out.pushed;
     }
     s_->cv.notify_all();
     bytes_sent_ += bytes;
@@ -107,7 +104,6 @@ class InProcessTransport final : public Transport {
         SetWaiting(false);
         msg = std::move(in.messages.front());
         in.messages.pop_front();
-        ++in.front_seq;
       }
       const Posted p = posted_.front();
       posted_.pop_front();

@@ -17,7 +17,7 @@
 #include "agreement.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 #include "checked_size.h"
 
 namespace cerar {

@@ -1,5 +1,5 @@
-// Pure schedule functions: see cerar/runtime/schedule.h and the derivation in coded_allreduce.cc.
-#include "cerar/runtime/schedule.h"
+// Pure schedule functions: see schedule.h and the derivation in coded_allreduce.cc.
+#include "schedule.h"
 
 #include <algorithm>
 #include <string>

@@ -16,7 +16,7 @@
 
 #include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 
 namespace cerar {
 namespace {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "checks.h"
@@ -24,13 +25,9 @@
 
 namespace cerar::test {
 
-inline std::size_t ElementSize(DType t) {
-  return t == DType::kFloat64 ? 8 : t == DType::kFloat32 ? 4 : 2;
-}
-
-inline const char* Name(DType t) {
-  return t == DType::kFloat32 ? "f32" : t == DType::kFloat64 ? "f64" : t == DType::kBFloat16 ? "bf16" : "f16";
-}
+// The runtime's vocabulary (transport.h), under the names these tests use.
+inline std::size_t ElementSize(DType t) { return SizeOf(t); }
+inline std::string Name(DType t) { return ToString(t); }
 
 // Unit roundoff of the buffer type (storage) and of the arithmetic it is computed in.
 inline double StoreRoundoff(DType t) {

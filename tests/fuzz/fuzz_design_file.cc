@@ -14,6 +14,7 @@
 #include "bounded_json.h"
 #include "canonical.h"
 #include "cerar/format/design_file.h"
+#include "cerar/format/design_parts.h"
 #include "cerar/errors.h"
 
 namespace {

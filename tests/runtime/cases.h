@@ -6,7 +6,7 @@
 
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/backend.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 #include "test_designs.h"
 
 namespace cerar::test {

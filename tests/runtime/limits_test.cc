@@ -12,7 +12,7 @@
 #include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/inprocess.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 #include "cerar/runtime/simulate.h"
 
 namespace cerar {

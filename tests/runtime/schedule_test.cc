@@ -12,7 +12,7 @@
 
 #include "cerar/format/design.h"
 #include "cerar/errors.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 
 namespace cerar {
 namespace {

@@ -6,7 +6,7 @@
 #include "cerar/errors.h"
 #include "cerar/runtime/simulate.h"
 #include "cases.h"
-#include "cerar/runtime/schedule.h"
+#include "schedule.h"
 
 namespace cerar {
 namespace {

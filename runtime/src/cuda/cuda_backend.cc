@@ -21,10 +21,6 @@ using cuda::DeviceGuard;
 constexpr int kDTypes = 4;
 int Index(DType dtype) { return static_cast<int>(dtype); }
 
-std::size_t ElementSize(DType dtype) {
-  return dtype == DType::kFloat64 ? 8 : dtype == DType::kFloat32 ? 4 : 2;
-}
-
 cudaDataType_t DataType(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return CUDA_R_32F;
@@ -108,8 +104,8 @@ class CudaBackend final : public ComputeBackend {
     CERAR_CUDA_CHECK(cudaMemcpyAsync(dec64.get(), decoder.data(), c * c * 8,
                                      cudaMemcpyHostToDevice, stream_));
     for (DType t : {DType::kFloat32, DType::kBFloat16, DType::kFloat16}) {
-      enc[Index(t)] = DeviceBuffer(L * c * ElementSize(t));
-      dec[Index(t)] = DeviceBuffer(c * c * ElementSize(t));
+      enc[Index(t)] = DeviceBuffer(L * c * SizeOf(t));
+      dec[Index(t)] = DeviceBuffer(c * c * SizeOf(t));
       cuda::LaunchConvertFromDouble(t, static_cast<const double*>(enc64.get()),
                                     enc[Index(t)].get(), L * c, stream_);
       cuda::LaunchConvertFromDouble(t, static_cast<const double*>(dec64.get()),
@@ -130,7 +126,7 @@ class CudaBackend final : public ComputeBackend {
     cuda::CheckEncode(dtype, g, m, col0, cols, kc, c_, rows.first, rows.count, L_, enc, ld);
     if (cols == 0 || rows.count == 0) return;
     DeviceGuard guard(device_);
-    const std::size_t es = ElementSize(dtype);
+    const std::size_t es = SizeOf(dtype);
     char* out = static_cast<char*>(enc) + (std::size_t(rows.first) * ld + col0) * es;
     // Row-major enc rows (rows x cols, stride ld) = E[rows, :kc] (stride c) * G (kc x cols,
     // stride m); column-major that is enc^T = G^T * E^T.
@@ -153,7 +149,7 @@ class CudaBackend final : public ComputeBackend {
     cuda::CheckDecode(dtype, obs, ld, g, m, col0, cols, kc, c_, scale);
     if (cols == 0) return;
     DeviceGuard guard(device_);
-    const std::size_t es = ElementSize(dtype);
+    const std::size_t es = SizeOf(dtype);
     // Row-major g (kc x cols, stride m) = scale * (g + D[:kc, :] (stride c) * obs (c x cols,
     // stride ld)); column-major: g^T = scale * obs^T * D^T + scale * g^T.
     const char* o = static_cast<const char*>(obs) + col0 * es;

@@ -53,9 +53,9 @@ class CodedAllReduce {
 
   std::size_t count() const { return count_; }
   std::size_t m() const { return m_; }  // elements per vector, ceil(count / c)
-  // Workspace held by this object, in bytes: (L + 2) m elements plus min(kSendSlots, segments)
+  // Workspace held by this object, in bytes: (L + 2) m elements plus min(send_slots, segments)
   // send slots of the largest segment (WorkspaceLayout::bytes() in schedule.h), so at most
-  // (1 + N/c) d elements + kSendSlots · segment_bytes.
+  // (1 + N/c) d elements + send_slots · segment_bytes.
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Bytes every run sends per rank: L m sizeof(T).
   std::uint64_t expected_bytes_per_run() const;

@@ -41,18 +41,6 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-DType ParseDType(const std::string& s) {
-  if (s == "f32") return DType::kFloat32;
-  if (s == "f64") return DType::kFloat64;
-  if (s == "bf16") return DType::kBFloat16;
-  if (s == "f16") return DType::kFloat16;
-  throw cerar::InvalidArgument("--dtype " + s + ": expected f32, f64, bf16 or f16");
-}
-
-const char* Name(DType t) {
-  return t == DType::kFloat32 ? "f32" : t == DType::kFloat64 ? "f64" : t == DType::kBFloat16 ? "bf16" : "f16";
-}
-std::size_t Size(DType t) { return t == DType::kFloat64 ? 8 : t == DType::kFloat32 ? 4 : 2; }
 
 long ParsePositive(const std::string& flag, const std::string& v) {
   char* end = nullptr;
@@ -77,7 +65,7 @@ Options Parse(int argc, char** argv) {
       for (const auto& s : Split(v)) o.cs.push_back(int(ParsePositive(flag, s)));
     } else if (flag == "--dtype") {
       o.dtypes.clear();
-      for (const auto& s : Split(v)) o.dtypes.push_back(ParseDType(s));
+      for (const auto& s : Split(v)) o.dtypes.push_back(cerar::ParseDType(s));
     } else {
       throw cerar::InvalidArgument("unknown option " + flag);
     }
@@ -128,15 +116,15 @@ int Run(const Options& o) {
                     double copy_gbps) {
     const double gbps = bytes / seconds * 1e-9;
     std::printf("%-7s %-5s N=%-3d c=%-3d n=%-10zu %9.1f us %8.1f GB/s  %5.1f%% of copy\n",
-                kernel, Name(t), o.N, c, o.n, seconds * 1e6, gbps, 100.0 * gbps / copy_gbps);
+                kernel, cerar::ToString(t).c_str(), o.N, c, o.n, seconds * 1e6, gbps, 100.0 * gbps / copy_gbps);
     if (csv)
-      csv << kernel << ',' << Name(t) << ',' << o.N << ',' << c << ',' << o.n << ','
+      csv << kernel << ',' << cerar::ToString(t) << ',' << o.N << ',' << c << ',' << o.n << ','
           << std::size_t(bytes) << ',' << seconds << ',' << gbps << ',' << copy_gbps << ','
           << gbps / copy_gbps << '\n';
   };
 
   for (DType t : o.dtypes) {
-    const std::size_t es = Size(t);
+    const std::size_t es = cerar::SizeOf(t);
     // The gradient buffer, large enough for c * ceil(n / c) elements for every c measured.
     std::size_t padded = o.n;
     for (int c : o.cs) padded = std::max(padded, std::size_t(c) * ((o.n + std::size_t(c) - 1) / std::size_t(c)));

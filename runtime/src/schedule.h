@@ -2,6 +2,8 @@
 // The per-round schedule of the protocol engine (PROTOCOL.md §2-§3) as pure functions of N, c and
 // the round, plus where each vector lives in a rank's workspace and how the columns are cut into
 // pipelined segments. Nothing here touches memory or a transport, so it is tested on its own.
+// Internal to the runtime (not installed): the engines' plan, not an API. Tests and the compute
+// benchmark include it through runtime/src.
 #include <cstddef>
 #include <vector>
 
@@ -65,14 +67,14 @@ std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t se
 //                        after exchange i - send_slots, its previous user, has been waited for
 // so observation r always sits in row r (the decoder reads c rows with stride m), and the whole
 // workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
-// kSendSlots·segment_bytes bytes.
+// send_slots·segment_bytes bytes.
 //
 
 struct WorkspaceLayout {
   int N = 0, c = 0, L = 0;
   std::size_t m = 0;           // elements per row
   std::size_t elem_bytes = 0;  // bytes per element
-  int send_slots = 0;          // min(kSendSlots, S); 0 when there are no segments
+  int send_slots = 0;          // min(max_slots, S); 0 when there are no segments
   std::size_t slot_bytes = 0;  // bytes of the largest segment (max_cols · elem_bytes)
 
   int rows() const { return L + 2; }
