@@ -86,18 +86,14 @@ void Collectives::Barrier(const std::string& what) {
   Poll(r, what);
 }
 
-double Collectives::Max(double v, const std::string& what) {
-  double out = 0;
-  MPI_Request r;
-  CERAR_MPI_CHECK(MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, comm_, &r));
-  Poll(r, what);
-  return out;
-}
+double Collectives::Max(double v, const std::string& what) { return Reduce(v, MPI_MAX, what); }
 
-double Collectives::Sum(double v, const std::string& what) {
+double Collectives::Sum(double v, const std::string& what) { return Reduce(v, MPI_SUM, what); }
+
+double Collectives::Reduce(double v, MPI_Op op, const std::string& what) {
   double out = 0;
   MPI_Request r;
-  CERAR_MPI_CHECK(MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, comm_, &r));
+  CERAR_MPI_CHECK(MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, op, comm_, &r));
   Poll(r, what);
   return out;
 }

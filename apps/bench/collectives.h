@@ -45,6 +45,7 @@ class Collectives {
 
  private:
   void Poll(MPI_Request& request, const std::string& what);
+  double Reduce(double v, MPI_Op op, const std::string& what);  // one double, under the deadline
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   double timeout_s_;
