@@ -20,8 +20,8 @@ tensors, against the model's P elements per step.
 
 Control. `resync()` replaces every rank's parameters - and the optimiser's per-parameter state
 (Adam's moments, SGD's momentum) - by their exact average over ranks. DriftControl calls it every
-`resync_every` steps and/or whenever the probe's peak (the estimated largest |p_i - mean p|)
-exceeds `resync_above`.
+`resync_every` steps and/or before the probe's peak (the estimated largest |p_i - mean p|) passes
+`resync_above`, probing at gaps that adapt to how fast the drift grows.
 
 `replica_diff()` is the diagnostic used by the tests and scripts/train: the exact largest
 difference between any two ranks' parameters, by torch.distributed all-reduce (MAX and MIN) on the
@@ -142,10 +142,11 @@ def _state_tensors(optimizer, parameters):
     return out
 
 
-def resync(comm, parameters, optimizer=None):
+def resync(comm, parameters, optimizer=None, names=None):
     """Replaces parameters (and the optimiser's per-parameter state) by their exact average over
-    ranks, through the exact ring on `comm`. Collective. Returns the elements all-reduced."""
-    params = [p for _, p in _named_parameters(parameters)]
+    ranks, through the exact ring on `comm`; only the parameters called `names` if given (every
+    rank must pass the same). Collective. Returns the elements all-reduced."""
+    params = [p for n, p in _named_parameters(parameters) if names is None or n in names]
     tensors = [p.data for p in params] + _state_tensors(optimizer, params)
     if not tensors:
         return 0
@@ -167,41 +168,97 @@ def resync(comm, parameters, optimizer=None):
 
 
 class DriftControl:
-    """Probe every `probe_every` steps; re-synchronise every `resync_every` steps and/or when the
-    probe's peak drift exceeds `resync_above` (absolute, in parameter units). Call after_step()
-    after each optimizer.step(). `history` keeps (step, DriftEstimate, resynced) per probe."""
+    """Bounds replica drift: probes it and re-synchronises the replicas before it passes a
+    threshold. Call after_step() after each optimizer.step().
+
+    resync_every   re-synchronise every K steps regardless (None: never)
+    resync_above   tau: re-synchronise when the probe's peak (estimated max |p_i - mean p|) is above
+                   tau, or would be at the next step at the growth rate seen so far
+    probe_every    the longest gap between probes; the gap adapts below it (see below)
+    start_after    steps to skip before the first probe: the hook's exact warm-up, during which the
+                   replicas cannot drift (the gap starts at 1 when the coded path starts)
+
+    Why the gap adapts: drift grows fastest right after the warm-up, when Adam's second moments
+    are still small, and one step can add about lr to it. A fixed gap of 10 let it pass 2 tau
+    between two probes (docs/training.md section 5). So the gap starts at 1, at most doubles per
+    probe, and never exceeds the steps the growth rate g leaves before the peak reaches tau:
+    gap = floor((tau - peak) / g), where g is the growth per step over the last gap, or half the
+    previous g if that is larger (so a quiet interval forgets a fast one slowly). A re-sync sets
+    the drift to 0 and keeps g. `history` keeps (step, DriftEstimate, resynced) per probe."""
 
     def __init__(self, comm, parameters, optimizer=None, *, probe_every=10, resync_every=None,
-                 resync_above=None, sync_optimizer_state=True, buckets=_MAX_BUCKETS):
+                 resync_above=None, start_after=0, sync_optimizer_state=True,
+                 buckets=_MAX_BUCKETS):
         if probe_every is not None and probe_every < 1:
             raise ValueError("probe_every = %r, expected >= 1 or None" % (probe_every,))
         if resync_every is not None and resync_every < 1:
             raise ValueError("resync_every = %r, expected >= 1 or None" % (resync_every,))
         if resync_above is not None and not probe_every:
             raise ValueError("resync_above needs probe_every")
+        if resync_above is not None and not resync_above > 0:
+            raise ValueError("resync_above = %r, expected > 0" % (resync_above,))
+        if start_after < 0:
+            raise ValueError("start_after = %r, expected >= 0" % (start_after,))
         self.comm = comm
         self.parameters = parameters
         self.optimizer = optimizer if sync_optimizer_state else None
         self.probe_every = probe_every
         self.resync_every = resync_every
         self.resync_above = resync_above
+        self.start_after = int(start_after)
         self.probe_ = DriftProbe(comm, parameters, buckets) if probe_every else None
         self.step = 0
         self.resyncs = 0
+        self.probes = 0
         self.history = []
+        self.growth = 0.0  # g: estimated growth of the peak per step
+        self.gap = 0  # the last gap; 0 until the first probe
+        self._next_probe = self.start_after + 1
+        self._last_peak = 0.0  # the peak at the last probe, 0 after a re-sync
+        self._last_step = self.start_after
+
+    def _schedule(self, peak):
+        """The gap to the next probe (see the class docstring); all ranks compute the same."""
+        limit = 1 if self.gap == 0 else min(self.probe_every, 2 * self.gap)
+        if self.resync_above is None or self.growth <= 0:
+            return limit
+        room = max(self.resync_above - peak, 0.0) / self.growth
+        return max(1, min(limit, int(room)))
+
+    def _resync(self, estimate=None):
+        """All tensors, or with an estimate only those whose peak is above resync_above / 2 (and
+        the worst one): drift
+        sits in a few tensors, and with Adam a re-sync costs 3 times their size."""
+        if estimate is None:
+            resync(self.comm, self.parameters, self.optimizer)
+            self._last_peak = 0.0
+        else:
+            cut = min(self.resync_above / 2, estimate.peak)  # the worst tensor at least
+            names = {n for n, peak in zip(estimate.names, estimate.peaks) if peak >= cut}
+            resync(self.comm, self.parameters, self.optimizer, names)
+            self._last_peak = max([peak for peak in estimate.peaks if peak < cut], default=0.0)
+        self._last_step = self.step
 
     def after_step(self):
         self.step += 1
         resynced = False
         if self.resync_every and self.step % self.resync_every == 0:
-            resync(self.comm, self.parameters, self.optimizer)
+            self._resync()
             resynced = True
-        if self.probe_ is not None and self.step % self.probe_every == 0:
+        if self.probe_ is not None and self.step >= self._next_probe:
             estimate = self.probe_.probe()
+            self.probes += 1
+            peak = estimate.peak
+            if not resynced:
+                # As if all of the rise came in the last step: drift rises in jumps.
+                self.growth = max(peak - self._last_peak, 0.9 * self.growth)
+                self._last_peak, self._last_step = peak, self.step
             if (not resynced and self.resync_above is not None
-                    and estimate.peak > self.resync_above):
-                resync(self.comm, self.parameters, self.optimizer)
+                    and peak + self.growth > self.resync_above):
+                self._resync(estimate)
                 resynced = True
+            self.gap = self._schedule(self._last_peak)
+            self._next_probe = self.step + self.gap
             self.history.append((self.step, estimate, resynced))
         if resynced:
             self.resyncs += 1

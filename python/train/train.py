@@ -38,7 +38,7 @@ CONTROL = "cerar+1d+layout+zeros+warmup10+probe10@0.005"
 
 COLUMNS = ["task", "optimizer", "method", "c", "seed", "step", "val_loss", "seconds",
            "bytes_sent", "max_replica_diff", "max_replica_diff_rel", "probe_peak", "resyncs",
-           "train_loss"]
+           "probes", "train_loss"]
 
 
 def parse_method(method):
@@ -93,7 +93,7 @@ def max_over_ranks(value):
     return float(t.item())
 
 
-def run(task, method, c, seed, steps, eval_every, comm, rows, report_drift=False):
+def run(task, method, c, seed, steps, eval_every, drift_every, comm, rows, report_drift=False):
     n = comm.size
     spec = parse_method(method)
     torch.manual_seed(seed)
@@ -106,7 +106,8 @@ def run(task, method, c, seed, steps, eval_every, comm, rows, report_drift=False
         control = cerar.drift.DriftControl(comm, model, optimizer,
                                            probe_every=spec["probe_every"],
                                            resync_every=spec["resync_every"],
-                                           resync_above=spec["threshold"])
+                                           resync_above=spec["threshold"],
+                                           start_after=spec["warmup"])
     state = cerar.ddp.CerarHookState(comm, design, warmup_steps=spec["warmup"],
                                      exact_1d=spec["exact_1d"], layout=spec["layout"],
                                      preserve_zeros=spec["zeros"], scale_rows=spec["rows"])
@@ -115,6 +116,7 @@ def run(task, method, c, seed, steps, eval_every, comm, rows, report_drift=False
     comm.reset_counters()
     seconds = 0.0
     c_label = c * n if design is not None else 0
+    worst = (0.0, 0.0)  # the largest replica diff since the last row, measured every drift_every
     for step in range(1, steps + 1):
         start = time.perf_counter()
         loss = task.loss(ddp, next(batches))
@@ -124,15 +126,18 @@ def run(task, method, c, seed, steps, eval_every, comm, rows, report_drift=False
         if control is not None:
             control.after_step()
         seconds += time.perf_counter() - start
-        if step % eval_every == 0 or step == steps:
-            diff, rel = cerar.drift.replica_diff(model)
+        evaluate = step % eval_every == 0 or step == steps
+        if evaluate or step % drift_every == 0:
+            worst = max(worst, cerar.drift.replica_diff(model))
+        if evaluate:
+            (diff, rel), worst = worst, (0.0, 0.0)
             probe = control.history[-1][1].peak if control and control.history else ""
             row = {"task": task.name, "optimizer": task.optimizer_name, "method": method,
                    "c": c_label, "seed": seed, "step": step, "val_loss": task.val_loss(model),
                    "seconds": max_over_ranks(seconds), "bytes_sent": max_over_ranks(comm.bytes_sent),
                    "max_replica_diff": diff, "max_replica_diff_rel": rel,
                    "probe_peak": probe, "resyncs": control.resyncs if control else 0,
-                   "train_loss": float(loss)}
+                   "probes": control.probes if control else 0, "train_loss": float(loss)}
             rows.append(row)
             if comm.rank == 0:
                 print("%-7s %-34s c=%-3d seed %d step %4d  val %.4f  diff %.2e  %.0f B/step  %.1fs"
@@ -187,7 +192,8 @@ def summarise(rows):
                     "final_max_replica_diff": max(r["max_replica_diff"] for r in rs),
                     "bytes_per_step": sum(r["bytes_sent"] / r["step"] for r in rs) / len(rs),
                     "seconds": sum(r["seconds"] for r in rs) / len(rs),
-                    "resyncs": sum(r["resyncs"] for r in rs) / len(rs)})
+                    "resyncs": sum(r["resyncs"] for r in rs) / len(rs),
+                    "probes": sum(r["probes"] for r in rs) / len(rs)})
     exact = {(s["task"]): s for s in out if s["method"] == "exact"}
     for s in out:
         ref = exact.get(s["task"])
@@ -213,6 +219,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--eval-every", type=int, default=25)
+    ap.add_argument("--drift-every", type=int, default=1,
+                    help="measure the exact replica diff every K steps; a row reports the "
+                         "largest since the previous row")
     ap.add_argument("--drift-report", action="store_true",
                     help="print the tensors that drift most at the end of each run")
     ap.add_argument("--transport", choices=["mpi", "torch"],
@@ -221,6 +230,8 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.steps, args.c, args.eval_every = 2, 120, "2", 20
+    if args.drift_every < 1 or args.eval_every < 1:
+        ap.error("--drift-every and --eval-every: expected >= 1")
     torch.set_num_threads(1)
     methods = args.methods.split(",")
     for m in methods:
@@ -238,8 +249,8 @@ def main():
         for seed in range(1, args.seeds + 1):
             for method in methods:
                 for c in ([0] if method == "exact" else [int(x) for x in args.c.split(",")]):
-                    run(task, method, c, seed, args.steps, args.eval_every, comm, rows,
-                        args.drift_report)
+                    run(task, method, c, seed, args.steps, args.eval_every,
+                        args.drift_every, comm, rows, args.drift_report)
     if comm.rank == 0:
         lines = [",".join(COLUMNS)]
         for r in rows:
