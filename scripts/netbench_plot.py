@@ -3,6 +3,7 @@
    netbench_plot.py CSV PNG     draws CERAR's time / the ring's time against the size, one panel
                                 per (N, rate), with each design's byte ratio as a dashed line
    netbench_plot.py --table CSV prints the Markdown table of docs/benchmarks.md
+   netbench_plot.py --times CSV where each rank's run went: waiting, arithmetic, the rest
    netbench_plot.py --check CSV the checks of `scripts/netbench quick` (exit 1 on failure)
    netbench_plot.py --goals CSV [SWEEP_CSV]  the figures behind issue 11's goals (docs/benchmarks.md)
 The notebook notebooks/netbench.ipynb imports this module for the same figure."""
@@ -71,6 +72,27 @@ def table(rows, out=sys.stdout):
                   f"| {ring['median_s']:.3f} | {tr:.3f} | {br:.3f} | {tr / br:.3f} | {lf(r)} "
                   f"| {lf(ring)} | {mpi} | {r['cpu_s_per_rank']:.2f}, {ring['cpu_s_per_rank']:.2f} "
                   f"| {r['rel_error']:.2e} | {r['load1']:.1f} |", file=out)
+
+
+def times(rows, out=sys.stdout):
+    """Where each rank's run went (RunTimes: waiting in Transport::Wait, arithmetic, the rest:
+    starting exchanges and driving progress), CERAR beside the ring; rows of CSVs that have it."""
+    print("| N | design | rate Mbit/s | size | CERAR s | wait s/rank | arithmetic s/rank | other s/rank "
+          "| ring s | wait s/rank | arithmetic s/rank | CERAR link | ring link | load |", file=out)
+    print("|" + "---|" * 14, file=out)
+    for (N, rate, size), cell in sorted(cells(rows).items()):
+        ring = cell.get("ring")
+        if ring is None or ring.get("wait_s_per_rank") is None:
+            continue
+        for name, r in sorted(cell.items()):
+            if r["algorithm"] != "cerar" or r.get("wait_s_per_rank") is None:
+                continue
+            other = r["median_s"] - r["wait_s_per_rank"] - r["compute_s_per_rank"]
+            print(f"| {N} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
+                  f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {other:.3f} "
+                  f"| {ring['median_s']:.3f} | {ring['wait_s_per_rank']:.3f} "
+                  f"| {ring['compute_s_per_rank']:.3f} | {100 * r['link_fraction']:.0f} % "
+                  f"| {100 * ring['link_fraction']:.0f} % | {r['load1']:.1f} |", file=out)
 
 
 def plot(rows, png=None, axes=None):
@@ -236,6 +258,8 @@ def goals(rows, sweep_rows=None, out=sys.stdout):
 def main(argv):
     if len(argv) == 3 and argv[1] == "--table":
         table(load(argv[2]))
+    elif len(argv) == 3 and argv[1] == "--times":
+        times(load(argv[2]))
     elif len(argv) in (3, 4) and argv[1] == "--goals":
         goals(load(argv[2]), load(argv[3]) if len(argv) == 4 else None)
     elif len(argv) == 3 and argv[1] == "--check":

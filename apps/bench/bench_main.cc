@@ -83,6 +83,7 @@ std::vector<int> ParseInts(const std::string& list, const char* option) {
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
   std::vector<double> times, cpu;  // per run: slowest rank's wall time; this rank's CPU time
+  std::vector<double> wait, compute;  // per run: this rank's RunTimes (cerar and ring)
   double wire_bytes = 0, wire_payload = 0, retrans = 0;  // summed over timed runs, this rank
   std::uint64_t bytes_sent = 0;       // transport count of the last run (0: not observable)
   std::optional<std::uint64_t> expected;  // traffic model, when there is one
@@ -98,6 +99,7 @@ struct Row {
   long long bytes_sent = -1, expected = -1;  // -1: not observable / no model
   double wire_bytes = -1, wire_payload = -1, retrans = -1, link_fraction = -1;
   double cpu_s = 0, rel_error = 0, predicted_error = -1, load1 = -1;
+  double wait_s = -1, compute_s = -1;  // RunTimes, cerar and ring only (-1: not observable)
 };
 
 double Median(std::vector<double> v) {
@@ -232,16 +234,19 @@ class Bench {
     std::unique_ptr<CodedAllReduce> coded;
     std::unique_ptr<RingAllReduce> ring;
     std::function<void()> run;
+    std::function<RunTimes()> times;
     std::optional<std::uint64_t> expected;
     if (a.name == "cerar") {
       be = CreateCpuBackend();
       coded = std::make_unique<CodedAllReduce>(*a.design, tr_, *be, count, a.options);
       run = [&] { coded->Run(buf.data()); };
+      times = [&] { return coded->last_run_times(); };
       expected = coded->expected_bytes_per_run();
     } else if (a.name == "ring") {
       be = CreateCpuBackend();
       ring = std::make_unique<RingAllReduce>(tr_, *be, count, opt_);
       run = [&] { ring->Run(buf.data()); };
+      times = [&] { return ring->last_run_times(); };
       expected = ring->expected_bytes_per_run();
     } else {
       MPI_Comm comm = a.name == "mpi_allreduce" ? MPI_COMM_WORLD : mpi_ring_;
@@ -269,6 +274,11 @@ class Bench {
     if (!s) return;
     s->times.push_back(slowest);
     s->cpu.push_back(cpu);
+    if (times) {
+      const RunTimes rt = times();
+      s->wait.push_back(rt.wait_s);
+      s->compute.push_back(rt.compute_s);
+    }
     s->expected = expected;
     s->bytes_sent = tr_.bytes_sent();
     if (!o_.netdev.empty()) {
@@ -311,6 +321,10 @@ class Bench {
                             (o_.rate_mbit * 1e6 / 8 * row.median_s);
     }
     row.cpu_s = coll_.Sum(Median(s.cpu), "the CPU time") / tr_.size();
+    if (a.name == "cerar" || a.name == "ring") {
+      row.wait_s = coll_.Sum(Median(s.wait), "the wait time") / tr_.size();
+      row.compute_s = coll_.Sum(Median(s.compute), "the compute time") / tr_.size();
+    }
     row.rel_error = s.rel_error;
     if (a.design && a.design->figures()) {
       const auto& pe = a.design->figures()->predicted_error;
@@ -335,7 +349,7 @@ std::string CsvText(const std::vector<Row>& rows) {
   out << "algorithm,design,N,c,rate_mbit,size_bytes,reps,median_s,min_s,max_s,"
          "bytes_sent_per_rank,expected_bytes_per_rank,wire_bytes_per_rank,"
          "wire_payload_per_rank,retrans_segs_per_rank,link_fraction,cpu_s_per_rank,rel_error,"
-         "predicted_error,load1\n";
+         "predicted_error,load1,wait_s_per_rank,compute_s_per_rank\n";
   out.precision(9);
   auto opt = [&](double v) {
     if (v >= 0) out << v;
@@ -357,7 +371,11 @@ std::string CsvText(const std::vector<Row>& rows) {
     opt(r.link_fraction);
     out << "," << r.cpu_s << "," << r.rel_error << ",";
     opt(r.predicted_error);
-    out << "," << r.load1 << "\n";
+    out << "," << r.load1 << ",";
+    opt(r.wait_s);
+    out << ",";
+    opt(r.compute_s);
+    out << "\n";
   }
   return out.str();
 }

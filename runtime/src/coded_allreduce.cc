@@ -46,6 +46,7 @@
 #include <string>
 
 #include "agreement.h"
+#include "run_timer.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "schedule.h"
@@ -114,7 +115,9 @@ std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
 }
 
 void CodedAllReduce::Run(void* buffer) {
-  if (m_ == 0) return;  // count = 0 on every rank (checked at construction): nothing to send
+  times_ = {};
+  if (m_ == 0) return;
+  const detail::Stopwatch whole_run(times_.wall_s);  // count = 0 on every rank (checked at construction): nothing to send
   if (!buffer) throw InvalidArgument("coded all-reduce: null buffer for count " +
                                      std::to_string(count_));
   const int N = design_.N(), c = design_.c(), L = design_.L();
@@ -135,6 +138,7 @@ void CodedAllReduce::Run(void* buffer) {
   std::size_t waited = 0;  // exchanges 0 … waited-1 are complete
   auto wait_for = [&](std::size_t exchange) {
     if (exchange < waited) return;  // completed by an earlier wait (in order)
+    const detail::Stopwatch w(times_.wait_s);
     transport_.Wait(handles[exchange % H]);
     waited = exchange + 1;
   };
@@ -144,7 +148,10 @@ void CodedAllReduce::Run(void* buffer) {
   const std::size_t B = plan_->block_cols;
   auto blocks = [&](const Segment& sg, auto&& f) {
     for (std::size_t b = 0; b < sg.cols; b += B) {
-      f(sg.col0 + b, std::min(B, sg.cols - b));
+      {
+        const detail::Stopwatch w(times_.compute_s);
+        f(sg.col0 + b, std::min(B, sg.cols - b));
+      }
       transport_.Progress();
     }
   };
@@ -190,6 +197,7 @@ void CodedAllReduce::Run(void* buffer) {
         });
     }
   }
+  const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
   backend_.Synchronize();
 }
 

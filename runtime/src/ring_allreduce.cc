@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agreement.h"
+#include "run_timer.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/allreduce.h"
 #include "schedule.h"
@@ -86,8 +87,12 @@ void RingAllReduce::Pass(char* data, std::size_t chunk, char* tmp) {
     for (std::size_t k = 0; k < segs.size(); ++k) {
       const auto [col, len] = segs[k];
       if (s > 0) {
-        tr.Wait(pending[k]);
+        {
+          const detail::Stopwatch w(times_.wait_s);
+          tr.Wait(pending[k]);
+        }
         if (s - 1 < N - 1) {  // finish reduce-scatter step s-1 for this segment: own += tmp
+          const detail::Stopwatch w(times_.compute_s);
           char* own = chunk_ptr(recv_chunk(s - 1)) + col * es;
           backend_.Step(dt, own, tmp + col * es, nullptr, own, nullptr, len);
         }
@@ -100,7 +105,9 @@ void RingAllReduce::Pass(char* data, std::size_t chunk, char* tmp) {
 }
 
 void RingAllReduce::Run(void* buffer) {
+  times_ = {};
   if (count_ == 0) return;
+  const detail::Stopwatch whole_run(times_.wall_s);
   if (!buffer) throw InvalidArgument("ring all-reduce: null buffer for count " +
                                      std::to_string(count_));
   const DType dt = options_.dtype;
@@ -117,7 +124,11 @@ void RingAllReduce::Run(void* buffer) {
     Pass(pad, 1, scratch);
     backend_.Step(dt, nullptr, pad, nullptr, tail, nullptr, rest);   // tail = pad[:rest]
   }
-  if (options_.op == ReduceOp::kAverage) backend_.Scale(dt, buffer, count_, 1.0 / double(N));
+  if (options_.op == ReduceOp::kAverage) {
+    const detail::Stopwatch w(times_.compute_s);
+    backend_.Scale(dt, buffer, count_, 1.0 / double(N));
+  }
+  const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
   backend_.Synchronize();
 }
 

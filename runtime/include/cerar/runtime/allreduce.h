@@ -24,6 +24,15 @@ enum class ReduceOp { kSum, kAverage };
 // The default in-flight window (AllReduceOptions::send_slots); docs/runtime.md derives it.
 inline constexpr int kDefaultSendSlots = 3;
 
+// Where one Run's wall time went on this rank (host clocks, seconds): in Transport::Wait (for a
+// neighbour's data or a free send slot), and in the back end's arithmetic (with an asynchronous
+// back end, the time to queue it). The rest of the wall time is starting exchanges and driving
+// Transport::Progress. Cheap (two clock reads per wait and per block of arithmetic), always on;
+// scripts/netbench reports it to show what the link waits for.
+struct RunTimes {
+  double wall_s = 0, wait_s = 0, compute_s = 0;
+};
+
 struct AllReduceOptions {
   DType dtype = DType::kFloat32;  // f32 or f64 (CPU); what the back end supports (coded)
   ReduceOp op = ReduceOp::kSum;
@@ -59,6 +68,7 @@ class CodedAllReduce {
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Bytes every run sends per rank: L m sizeof(T).
   std::uint64_t expected_bytes_per_run() const;
+  const RunTimes& last_run_times() const { return times_; }
 
  private:
   Design design_;
@@ -70,6 +80,7 @@ class CodedAllReduce {
   std::unique_ptr<Plan> plan_;  // (defined in coded_allreduce.cc: schedule.h is internal)
   std::size_t workspace_bytes_ = 0;
   void* workspace_ = nullptr;
+  RunTimes times_;
 };
 
 class RingAllReduce {
@@ -90,6 +101,7 @@ class RingAllReduce {
   std::size_t workspace_bytes() const { return scratch_bytes_; }
   // 2 (N-1) ceil-chunk bytes; exactly 2 (N-1) count/N sizeof(T) when N divides count.
   std::uint64_t expected_bytes_per_run() const;
+  const RunTimes& last_run_times() const { return times_; }
 
  private:
   RingAllReduce(Transport& transport, std::unique_ptr<ComputeBackend> own, std::size_t count,
@@ -104,6 +116,7 @@ class RingAllReduce {
   AllReduceOptions options_;
   std::size_t scratch_bytes_ = 0;
   void* scratch_ = nullptr;
+  RunTimes times_;
 };
 
 }  // namespace cerar
