@@ -75,11 +75,13 @@ def table(rows, out=sys.stdout):
 
 
 def times(rows, out=sys.stdout):
-    """Where each rank's run went (RunTimes: waiting in Transport::Wait, arithmetic, the rest:
-    starting exchanges and driving progress), CERAR beside the ring; rows of CSVs that have it."""
-    print("| N | design | rate Mbit/s | size | CERAR s | wait s/rank | arithmetic s/rank | other s/rank "
-          "| ring s | wait s/rank | arithmetic s/rank | CERAR link | ring link | load |", file=out)
-    print("|" + "---|" * 14, file=out)
+    """Where each rank's run went (RunTimes: waiting in Transport::Wait, arithmetic, progress
+    calls, and the rest: starting exchanges, the loop, and for CSVs without progress_s the
+    progress calls too), CERAR beside the ring; rows of CSVs that have it."""
+    print("| N | design | rate Mbit/s | size | CERAR s | wait s/rank | arithmetic s/rank "
+          "| progress s/rank | other s/rank | ring s | wait s/rank | arithmetic s/rank | CERAR link "
+          "| ring link | load |", file=out)
+    print("|" + "---|" * 15, file=out)
     for (N, rate, size), cell in sorted(cells(rows).items()):
         ring = cell.get("ring")
         if ring is None or ring.get("wait_s_per_rank") is None:
@@ -87,9 +89,13 @@ def times(rows, out=sys.stdout):
         for name, r in sorted(cell.items()):
             if r["algorithm"] != "cerar" or r.get("wait_s_per_rank") is None:
                 continue
-            other = r["median_s"] - r["wait_s_per_rank"] - r["compute_s_per_rank"]
+            progress = r.get("progress_s_per_rank")
+            other = (r["median_s"] - r["wait_s_per_rank"] - r["compute_s_per_rank"]
+                     - (progress or 0.0))
+            pr = f"{progress:.3f}" if progress is not None else "-"
             print(f"| {N} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
-                  f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {other:.3f} "
+                  f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {pr} "
+                  f"| {other:.3f} "
                   f"| {ring['median_s']:.3f} | {ring['wait_s_per_rank']:.3f} "
                   f"| {ring['compute_s_per_rank']:.3f} | {100 * r['link_fraction']:.0f} % "
                   f"| {100 * ring['link_fraction']:.0f} % | {r['load1']:.1f} |", file=out)

@@ -83,7 +83,7 @@ std::vector<int> ParseInts(const std::string& list, const char* option) {
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
   std::vector<double> times, cpu;  // per run: slowest rank's wall time; this rank's CPU time
-  std::vector<double> wait, compute;  // per run: this rank's RunTimes (cerar and ring)
+  std::vector<double> wait, compute, progress;  // per run: this rank's RunTimes (cerar, ring)
   double wire_bytes = 0, wire_payload = 0, retrans = 0;  // summed over timed runs, this rank
   std::uint64_t bytes_sent = 0;       // transport count of the last run (0: not observable)
   std::optional<std::uint64_t> expected;  // traffic model, when there is one
@@ -99,7 +99,7 @@ struct Row {
   long long bytes_sent = -1, expected = -1;  // -1: not observable / no model
   double wire_bytes = -1, wire_payload = -1, retrans = -1, link_fraction = -1;
   double cpu_s = 0, rel_error = 0, predicted_error = -1, load1 = -1;
-  double wait_s = -1, compute_s = -1;  // RunTimes, cerar and ring only (-1: not observable)
+  double wait_s = -1, compute_s = -1, progress_s = -1;  // RunTimes, cerar and ring (-1: none)
 };
 
 double Median(std::vector<double> v) {
@@ -278,6 +278,7 @@ class Bench {
       const RunTimes rt = times();
       s->wait.push_back(rt.wait_s);
       s->compute.push_back(rt.compute_s);
+      s->progress.push_back(rt.progress_s);
     }
     s->expected = expected;
     s->bytes_sent = tr_.bytes_sent();
@@ -324,6 +325,7 @@ class Bench {
     if (a.name == "cerar" || a.name == "ring") {
       row.wait_s = coll_.Sum(Median(s.wait), "the wait time") / tr_.size();
       row.compute_s = coll_.Sum(Median(s.compute), "the compute time") / tr_.size();
+      row.progress_s = coll_.Sum(Median(s.progress), "the progress time") / tr_.size();
     }
     row.rel_error = s.rel_error;
     if (a.design && a.design->figures()) {
@@ -349,7 +351,7 @@ std::string CsvText(const std::vector<Row>& rows) {
   out << "algorithm,design,N,c,rate_mbit,size_bytes,reps,median_s,min_s,max_s,"
          "bytes_sent_per_rank,expected_bytes_per_rank,wire_bytes_per_rank,"
          "wire_payload_per_rank,retrans_segs_per_rank,link_fraction,cpu_s_per_rank,rel_error,"
-         "predicted_error,load1,wait_s_per_rank,compute_s_per_rank\n";
+         "predicted_error,load1,wait_s_per_rank,compute_s_per_rank,progress_s_per_rank\n";
   out.precision(9);
   auto opt = [&](double v) {
     if (v >= 0) out << v;
@@ -375,6 +377,8 @@ std::string CsvText(const std::vector<Row>& rows) {
     opt(r.wait_s);
     out << ",";
     opt(r.compute_s);
+    out << ",";
+    opt(r.progress_s);
     out << "\n";
   }
   return out.str();

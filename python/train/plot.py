@@ -6,6 +6,7 @@ mean over seeds, one panel pair per task) and DIR/table.md (the table docs/train
 import csv
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -31,7 +32,7 @@ def label(method, c, control):
 def table(summary):
     control = summary["control"]
     lines = ["| task | optimizer | method | c | seeds | final val loss (mean ± std) | min - max "
-             "| max replica diff (worst eval) | bytes/step | vs exact ring |",
+             "| max replica diff (worst step) | bytes/step | vs exact ring |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary["results"]:
         method = "control" if s["method"] == control else s["method"]
@@ -80,7 +81,12 @@ def main(folder):
         axes[0][col].set_title("%s (%s): validation loss, mean over seeds" % (task, opt))
         axes[0][col].set_xlabel("step")
         axes[0][col].legend(fontsize=8)
-        axes[1][col].set_title("%s: max |p_i - p_j| over ranks (worst seed)" % task)
+        tau = re.search(r"probe\d+@([0-9.eE+-]+)", summary["control"])
+        if tau:  # docs/training.md section 4: the bound B = 2 tau
+            axes[1][col].axhline(2 * float(tau.group(1)), ls=":", color="k", lw=1,
+                                 label="bound B = %g" % (2 * float(tau.group(1))))
+        axes[1][col].set_title("%s: max |p_i - p_j|, worst seed and step since the last point"
+                               % task)
         axes[1][col].set_yscale("log")
         axes[1][col].set_xlabel("step")
         axes[1][col].legend(fontsize=8)

@@ -58,18 +58,20 @@ struct CodedAllReduce::Plan {
   std::vector<Segment> segments;
   WorkspaceLayout layout;
   std::vector<Transport::Handle> handles;  // ring of max(S, K) exchange handles
-  std::size_t block_cols = 0;  // columns of arithmetic between two Transport::Progress calls
+  bool split_arithmetic = true;  // host back end: Transport::Progress between blocks
 };
 
 namespace {
-// About 2^20 flops of encode between two Progress calls: ~0.1-0.3 ms on one core, far less than
-// a socket buffer's worth of link time, so the link never drains while the engine computes.
-// Device back ends work asynchronously: no split there (block = segment).
+// About 2^20 flops of arithmetic between two Progress calls: ~0.1-0.3 ms on one core, far less
+// than a socket buffer's worth of link time, so the link never drains while the engine computes,
+// and few enough calls that progress itself stays cheap. The block is sized per kind of work,
+// from its flops per column: encoding k rows 2ck, decoding 2c^2, a step (memory-bound: five
+// streams of one element) counted as 8. Device back ends work asynchronously: no split there.
 constexpr std::size_t kProgressFlops = std::size_t{1} << 20;
-std::size_t ProgressBlockColumns(const Design& d, MemorySpace space, std::size_t seg_cols) {
-  if (space == MemorySpace::kDevice) return seg_cols;
-  const std::size_t per_col = 2 * std::size_t(d.L()) * std::size_t(d.c());  // encode flops
-  return std::min(seg_cols, std::max<std::size_t>(512, kProgressFlops / per_col));
+constexpr std::size_t kStepFlopsPerColumn = 8;
+std::size_t ProgressBlockColumns(std::size_t flops_per_col, std::size_t seg_cols) {
+  return std::min(seg_cols,
+                  std::max<std::size_t>(512, kProgressFlops / std::max<std::size_t>(flops_per_col, 1)));
 }
 }  // namespace
 
@@ -101,7 +103,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
       MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots);
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
-  plan_->block_cols = ProgressBlockColumns(design, backend.memory_space(), cols);
+  plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
   workspace_bytes_ = plan_->layout.bytes();
   if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
 }
@@ -143,18 +145,21 @@ void CodedAllReduce::Run(void* buffer) {
     waited = exchange + 1;
   };
 
-  // The arithmetic of a segment runs in blocks of block_cols columns with a Progress call after
+  // The arithmetic of a segment runs in blocks (ProgressBlockColumns) with a Progress call after
   // each, so that bytes of earlier exchanges keep moving while this one is computed.
-  const std::size_t B = plan_->block_cols;
-  auto blocks = [&](const Segment& sg, auto&& f) {
+  auto blocks = [&](const Segment& sg, std::size_t flops_per_col, auto&& f) {
+    const std::size_t B = plan_->split_arithmetic ? ProgressBlockColumns(flops_per_col, sg.cols)
+                                                  : sg.cols;
     for (std::size_t b = 0; b < sg.cols; b += B) {
       {
         const detail::Stopwatch w(times_.compute_s);
         f(sg.col0 + b, std::min(B, sg.cols - b));
       }
+      const detail::Stopwatch w(times_.progress_s);
       transport_.Progress();
     }
   };
+  const std::size_t c_cols = std::size_t(c);
   auto off = [&](auto* p, std::size_t b) { return p ? p + b * es : nullptr; };
 
   for (int t = 0; t <= L; ++t) {
@@ -164,7 +169,7 @@ void CodedAllReduce::Run(void* buffer) {
       const Segment& sg = segs[s];
       const std::size_t i = std::size_t(t) * S + s;  // exchange index of this step
       if (t == 0)  // e(0) only: the first send waits for one row of the encoder, not L
-        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+        blocks(sg, 2 * c_cols, [&](std::size_t col0, std::size_t cols) {
           backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, {0, 1}, row(ws.enc_row(0)), m_);
         });
       char* y = nullptr;
@@ -180,7 +185,7 @@ void CodedAllReduce::Run(void* buffer) {
       const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
       const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
       char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
-      blocks(sg, [&](std::size_t col0, std::size_t cols) {
+      blocks(sg, kStepFlopsPerColumn, [&](std::size_t col0, std::size_t cols) {
         const std::size_t b = col0 - sg.col0;
         backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), off(x, b), off(obs, b), cols);
       });
@@ -188,11 +193,12 @@ void CodedAllReduce::Run(void* buffer) {
         handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
       // With the message on its way: this step's share of the encoder rows.
       if (later_rows.count > 0)
-        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+        blocks(sg, 2 * c_cols * std::size_t(later_rows.count),
+               [&](std::size_t col0, std::size_t cols) {
           backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, later_rows, row(ws.enc_row(0)), m_);
         });
       if (t == L)  // all c observations of this segment are in rows 0 … c-1
-        blocks(sg, [&](std::size_t col0, std::size_t cols) {
+        blocks(sg, 2 * c_cols * c_cols, [&](std::size_t col0, std::size_t cols) {
           backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, col0, cols, sg.kc, scale);
         });
     }

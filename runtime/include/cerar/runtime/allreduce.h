@@ -25,12 +25,12 @@ enum class ReduceOp { kSum, kAverage };
 inline constexpr int kDefaultSendSlots = 3;
 
 // Where one Run's wall time went on this rank (host clocks, seconds): in Transport::Wait (for a
-// neighbour's data or a free send slot), and in the back end's arithmetic (with an asynchronous
-// back end, the time to queue it). The rest of the wall time is starting exchanges and driving
-// Transport::Progress. Cheap (two clock reads per wait and per block of arithmetic), always on;
+// neighbour's data or a free send slot), in the back end's arithmetic (with an asynchronous back
+// end, the time to queue it), and in Transport::Progress between blocks of arithmetic. The rest
+// is starting exchanges and the loop itself. Cheap (two clock reads per call timed), always on;
 // scripts/netbench reports it to show what the link waits for.
 struct RunTimes {
-  double wall_s = 0, wait_s = 0, compute_s = 0;
+  double wall_s = 0, wait_s = 0, compute_s = 0, progress_s = 0;
 };
 
 struct AllReduceOptions {
