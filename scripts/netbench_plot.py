@@ -4,7 +4,8 @@
                                 per (N, rate), with each design's byte ratio as a dashed line
    netbench_plot.py --table CSV prints the Markdown table of docs/benchmarks.md
    netbench_plot.py --times CSV where each rank's run went: waiting, arithmetic, the rest
-   netbench_plot.py --check CSV the checks of `scripts/netbench quick` (exit 1 on failure)
+   netbench_plot.py --check CSV [ALGORITHMS]  the checks of `scripts/netbench quick` (exit 1 on
+                                failure); ALGORITHMS: the ones the run had (default all four)
    netbench_plot.py --goals CSV [SWEEP_CSV]  the figures behind issue 11's goals (docs/benchmarks.md)
 The notebook notebooks/netbench.ipynb imports this module for the same figure."""
 import csv
@@ -154,7 +155,7 @@ def plot(rows, png=None, axes=None):
     return fig
 
 
-def check(rows):
+def check(rows, expected=("cerar", "ring", "mpi_allreduce", "mpi_allreduce_ring")):
     failures = []
     seen = set()
     for (N, rate, size), cell in sorted(cells(rows).items()):
@@ -192,7 +193,7 @@ def check(rows):
                 if r["algorithm"] == "cerar":
                     line += f", bytes / ring {byte_ratio(r, ring):.3f}"
             print(line)
-    for a in ("cerar", "ring", "mpi_allreduce", "mpi_allreduce_ring"):
+    for a in expected:
         if a not in seen:
             failures.append(f"no {a} row in the CSV")
     for f in failures:
@@ -270,6 +271,8 @@ def main(argv):
         goals(load(argv[2]), load(argv[3]) if len(argv) == 4 else None)
     elif len(argv) == 3 and argv[1] == "--check":
         return 0 if check(load(argv[2])) else 1
+    elif len(argv) == 4 and argv[1] == "--check":
+        return 0 if check(load(argv[2]), argv[3].split(",")) else 1
     elif len(argv) == 3:
         plot(load(argv[1]), argv[2])
     else:

@@ -181,10 +181,12 @@ class DriftControl:
     Why the gap adapts: drift grows fastest right after the warm-up, when Adam's second moments
     are still small, and one step can add about lr to it. A fixed gap of 10 let it pass 2 tau
     between two probes (docs/training.md section 5). So the gap starts at 1, at most doubles per
-    probe, and never exceeds the steps the growth rate g leaves before the peak reaches tau:
-    gap = floor((tau - peak) / g), where g is the growth per step over the last gap, or half the
-    previous g if that is larger (so a quiet interval forgets a fast one slowly). A re-sync sets
-    the drift to 0 and keeps g. `history` keeps (step, DriftEstimate, resynced) per probe."""
+    probe, and never exceeds the steps the growth g leaves before the peak reaches tau:
+    gap = floor((tau - peak) / g). g is the rise of the peak since the last probe, taken as if all
+    of it came in the last step (drift rises in jumps: a coordinate on which the ranks start to
+    disagree moves apart by about lr per step), or 0.9 g if that is larger, so a quiet interval
+    forgets a fast one slowly. A re-sync zeroes the drift of the tensors it re-synchronises and
+    keeps g. `history` keeps (step, DriftEstimate, resynced) per probe."""
 
     def __init__(self, comm, parameters, optimizer=None, *, probe_every=10, resync_every=None,
                  resync_above=None, start_after=0, sync_optimizer_state=True,
@@ -214,8 +216,7 @@ class DriftControl:
         self.growth = 0.0  # g: estimated growth of the peak per step
         self.gap = 0  # the last gap; 0 until the first probe
         self._next_probe = self.start_after + 1
-        self._last_peak = 0.0  # the peak at the last probe, 0 after a re-sync
-        self._last_step = self.start_after
+        self._last_peak = 0.0  # the peak at the last probe, or what a re-sync left
 
     def _schedule(self, peak):
         """The gap to the next probe (see the class docstring); all ranks compute the same."""
@@ -227,8 +228,8 @@ class DriftControl:
 
     def _resync(self, estimate=None):
         """All tensors, or with an estimate only those whose peak is above resync_above / 2 (and
-        the worst one): drift
-        sits in a few tensors, and with Adam a re-sync costs 3 times their size."""
+        the worst one): drift sits in a few tensors, and with Adam a re-sync costs 3 times their
+        size."""
         if estimate is None:
             resync(self.comm, self.parameters, self.optimizer)
             self._last_peak = 0.0
@@ -237,7 +238,6 @@ class DriftControl:
             names = {n for n, peak in zip(estimate.names, estimate.peaks) if peak >= cut}
             resync(self.comm, self.parameters, self.optimizer, names)
             self._last_peak = max([peak for peak in estimate.peaks if peak < cut], default=0.0)
-        self._last_step = self.step
 
     def after_step(self):
         self.step += 1
@@ -252,7 +252,7 @@ class DriftControl:
             if not resynced:
                 # As if all of the rise came in the last step: drift rises in jumps.
                 self.growth = max(peak - self._last_peak, 0.9 * self.growth)
-                self._last_peak, self._last_step = peak, self.step
+                self._last_peak = peak
             if (not resynced and self.resync_above is not None
                     and peak + self.growth > self.resync_above):
                 self._resync(estimate)
