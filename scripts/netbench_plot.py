@@ -52,27 +52,33 @@ def mib(b):
     return f"{b / 2**20:g} MiB"
 
 
+def cerar_rows(rows):
+    """(N, rate, size, cell, name, CERAR row, ring row) for every CERAR row whose cell has the
+    ring, sorted."""
+    for (N, rate, size), cell in sorted(cells(rows).items()):
+        ring = cell.get("ring")
+        if ring is None:
+            continue
+        for name, r in sorted(cell.items()):
+            if r["algorithm"] == "cerar":
+                yield N, rate, size, cell, name, r, ring
+
+
 def table(rows, out=sys.stdout):
     print("| N | c | design | rate Mbit/s | size | CERAR s | ring s | CERAR/ring time | byte ratio "
           "| time / byte ratio | CERAR link | ring link | MPI s (default, ring) "
           "| CPU s/rank CERAR, ring | rel. error | load |", file=out)
     print("|" + "---|" * 16, file=out)
-    for (N, rate, size), cell in sorted(cells(rows).items()):
-        ring = cell.get("ring")
-        if ring is None:
-            continue
+    lf = lambda x: f"{100 * x['link_fraction']:.0f} %" if x["link_fraction"] else "-"
+    for N, rate, size, cell, name, r, ring in cerar_rows(rows):
         mpi = "/".join(f"{cell[a]['median_s']:.3f}" if a in cell else "-"
                        for a in ("mpi_allreduce", "mpi_allreduce_ring"))
-        for name, r in sorted(cell.items()):
-            if r["algorithm"] != "cerar":
-                continue
-            tr = r["median_s"] / ring["median_s"]
-            br = byte_ratio(r, ring)
-            lf = lambda x: f"{100 * x['link_fraction']:.0f} %" if x["link_fraction"] else "-"
-            print(f"| {N} | {r['c']} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
-                  f"| {ring['median_s']:.3f} | {tr:.3f} | {br:.3f} | {tr / br:.3f} | {lf(r)} "
-                  f"| {lf(ring)} | {mpi} | {r['cpu_s_per_rank']:.2f}, {ring['cpu_s_per_rank']:.2f} "
-                  f"| {r['rel_error']:.2e} | {r['load1']:.1f} |", file=out)
+        tr = r["median_s"] / ring["median_s"]
+        br = byte_ratio(r, ring)
+        print(f"| {N} | {r['c']} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
+              f"| {ring['median_s']:.3f} | {tr:.3f} | {br:.3f} | {tr / br:.3f} | {lf(r)} "
+              f"| {lf(ring)} | {mpi} | {r['cpu_s_per_rank']:.2f}, {ring['cpu_s_per_rank']:.2f} "
+              f"| {r['rel_error']:.2e} | {r['load1']:.1f} |", file=out)
 
 
 def times(rows, out=sys.stdout):
@@ -83,23 +89,17 @@ def times(rows, out=sys.stdout):
           "| progress s/rank | other s/rank | ring s | wait s/rank | arithmetic s/rank | CERAR link "
           "| ring link | load |", file=out)
     print("|" + "---|" * 15, file=out)
-    for (N, rate, size), cell in sorted(cells(rows).items()):
-        ring = cell.get("ring")
-        if ring is None or ring.get("wait_s_per_rank") is None:
+    for N, rate, size, cell, name, r, ring in cerar_rows(rows):
+        if ring.get("wait_s_per_rank") is None or r.get("wait_s_per_rank") is None:
             continue
-        for name, r in sorted(cell.items()):
-            if r["algorithm"] != "cerar" or r.get("wait_s_per_rank") is None:
-                continue
-            progress = r.get("progress_s_per_rank")
-            other = (r["median_s"] - r["wait_s_per_rank"] - r["compute_s_per_rank"]
-                     - (progress or 0.0))
-            pr = f"{progress:.3f}" if progress is not None else "-"
-            print(f"| {N} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
-                  f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {pr} "
-                  f"| {other:.3f} "
-                  f"| {ring['median_s']:.3f} | {ring['wait_s_per_rank']:.3f} "
-                  f"| {ring['compute_s_per_rank']:.3f} | {100 * r['link_fraction']:.0f} % "
-                  f"| {100 * ring['link_fraction']:.0f} % | {r['load1']:.1f} |", file=out)
+        progress = r.get("progress_s_per_rank")
+        other = r["median_s"] - r["wait_s_per_rank"] - r["compute_s_per_rank"] - (progress or 0.0)
+        pr = f"{progress:.3f}" if progress is not None else "-"
+        print(f"| {N} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
+              f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {pr} "
+              f"| {other:.3f} | {ring['median_s']:.3f} | {ring['wait_s_per_rank']:.3f} "
+              f"| {ring['compute_s_per_rank']:.3f} | {100 * r['link_fraction']:.0f} % "
+              f"| {100 * ring['link_fraction']:.0f} % | {r['load1']:.1f} |", file=out)
 
 
 def plot(rows, png=None, axes=None):
