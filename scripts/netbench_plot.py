@@ -86,8 +86,8 @@ def times(rows, out=sys.stdout):
     calls, and the rest: starting exchanges, the loop, and for CSVs without progress_s the
     progress calls too), CERAR beside the ring; rows of CSVs that have it."""
     print("| N | design | rate Mbit/s | size | CERAR s | wait s/rank | arithmetic s/rank "
-          "| progress s/rank | other s/rank | ring s | wait s/rank | arithmetic s/rank | CERAR link "
-          "| ring link | load |", file=out)
+          "| progress s/rank | other s/rank | ring s | wait s/rank | arithmetic s/rank "
+          "| CERAR link | ring link | load |", file=out)
     print("|" + "---|" * 15, file=out)
     for N, rate, size, cell, name, r, ring in cerar_rows(rows):
         if ring.get("wait_s_per_rank") is None or r.get("wait_s_per_rank") is None:

@@ -70,8 +70,8 @@ namespace {
 constexpr std::size_t kProgressFlops = std::size_t{1} << 20;
 constexpr std::size_t kStepFlopsPerColumn = 8;
 std::size_t ProgressBlockColumns(std::size_t flops_per_col, std::size_t seg_cols) {
-  return std::min(seg_cols,
-                  std::max<std::size_t>(512, kProgressFlops / std::max<std::size_t>(flops_per_col, 1)));
+  const std::size_t cols = kProgressFlops / std::max<std::size_t>(flops_per_col, 1);
+  return std::min(seg_cols, std::max<std::size_t>(512, cols));
 }
 }  // namespace
 
@@ -118,8 +118,8 @@ std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
 
 void CodedAllReduce::Run(void* buffer) {
   times_ = {};
-  if (m_ == 0) return;
-  const detail::Stopwatch whole_run(times_.wall_s);  // count = 0 on every rank (checked at construction): nothing to send
+  if (m_ == 0) return;  // count = 0 on every rank (checked at construction): nothing to send
+  const detail::Stopwatch whole_run(times_.wall_s);
   if (!buffer) throw InvalidArgument("coded all-reduce: null buffer for count " +
                                      std::to_string(count_));
   const int N = design_.N(), c = design_.c(), L = design_.L();
