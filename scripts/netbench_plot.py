@@ -7,6 +7,8 @@
    netbench_plot.py --check CSV [ALGORITHMS]  the checks of `scripts/netbench quick` (exit 1 on
                                 failure); ALGORITHMS: the ones the run had (default all four)
    netbench_plot.py --goals CSV [SWEEP_CSV]  the figures behind issue 11's goals (docs/benchmarks.md)
+   netbench_plot.py --slots CSV  CERAR with two send-slot counts side by side (rows DESIGN/K8 and
+                                DESIGN/K3 of `scripts/netbench run --slots 8,3`): time, link, ratio
 The notebook notebooks/netbench.ipynb imports this module for the same figure."""
 import csv
 import math
@@ -262,6 +264,35 @@ def goals(rows, sweep_rows=None, out=sys.stdout):
               f"| {cross} Mbit/s |", file=out)
 
 
+def slots(rows, out=sys.stdout):
+    """Each CERAR design run with two windows in the same cells (names DESIGN/K<a>, DESIGN/K<b>):
+    the larger window's time over the smaller's, per cell, and the range per size."""
+    print("| N | design | rate | size | windows | time s | link | time ratio |", file=out)
+    print("|" + "---|" * 8, file=out)
+    by_size = defaultdict(list)
+    for (N, rate, size), cell in sorted(cells(rows).items()):
+        runs = defaultdict(dict)  # design -> {K: row}
+        for name, r in cell.items():
+            base, _, k = name.rpartition("/K")
+            if r["algorithm"] == "cerar" and base and k.isdigit():
+                runs[base][int(k)] = r
+        for base, by_k in sorted(runs.items()):
+            if len(by_k) != 2:
+                continue
+            (k_lo, lo), (k_hi, hi) = sorted(by_k.items())
+            ratio = hi["median_s"] / lo["median_s"]
+            by_size[size].append(ratio)
+            print(f"| {N} | {base} | {rate:g} | {mib(size)} | K = {k_hi} / {k_lo} "
+                  f"| {hi['median_s']:.3f} / {lo['median_s']:.3f} "
+                  f"| {100 * hi['link_fraction']:.1f} / {100 * lo['link_fraction']:.1f} % "
+                  f"| {ratio:.3f} |", file=out)
+    print(file=out)
+    for size, ratios in sorted(by_size.items()):
+        ratios.sort()
+        print(f"{mib(size)}: larger window's time / smaller's, {len(ratios)} cells: "
+              f"{ratios[0]:.3f} … {ratios[-1]:.3f}, median {ratios[len(ratios) // 2]:.3f}", file=out)
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--table":
         table(load(argv[2]))
@@ -269,6 +300,8 @@ def main(argv):
         times(load(argv[2]))
     elif len(argv) in (3, 4) and argv[1] == "--goals":
         goals(load(argv[2]), load(argv[3]) if len(argv) == 4 else None)
+    elif len(argv) == 3 and argv[1] == "--slots":
+        slots(load(argv[2]))
     elif len(argv) == 3 and argv[1] == "--check":
         return 0 if check(load(argv[2])) else 1
     elif len(argv) == 4 and argv[1] == "--check":

@@ -28,7 +28,8 @@
 // (1 + N/c) d elements plus at most send_slots·segment_bytes, a constant independent of d.
 // With all L encoded vectors materialised, L + 2 rows plus one segment is the minimum: in round
 // N-1 all L e-rows, o(N-2), y(N-1) and the segment of x(N-1) being sent are live at once. The
-// other K - 1 slots buy pipelining (AllReduceOptions::send_slots, default kDefaultSendSlots = 3).
+// other K - 1 slots buy pipelining (AllReduceOptions::send_slots, default kDefaultSendSlots = 8;
+// docs/runtime.md says why 8).
 //
 // No deadlock. Every rank starts its exchanges in the same order i = 0, 1, 2, …, and before
 // starting exchange i it waits only for exchanges before i: i - S (its y(t-1)[s]; round t

@@ -12,6 +12,7 @@
 
 #include "cerar/format/design.h"
 #include "cerar/errors.h"
+#include "cerar/runtime/allreduce.h"
 #include "schedule.h"
 
 namespace cerar {
@@ -302,6 +303,29 @@ TEST(Segments, WidthFollowsTheWindow) {
   EXPECT_EQ(SegmentColumns(0, 4, MiB, 8), floor4);
   EXPECT_THROW(SegmentColumns(100, 8, 4, 3), InvalidArgument);   // below one element
   EXPECT_THROW(SegmentColumns(100, 4, MiB, 0), InvalidArgument);  // no slot
+}
+
+// The workspace table of docs/runtime.md: N = 8, c = 16, 10^6 float32 (m = 62 500 columns),
+// the default window, segment_bytes 1 MiB, 64 KiB, 4 KiB and 8 bytes.
+TEST(WorkspaceLayout, DocsTableAtTheDefaultWindow) {
+  const int N = 8, c = 16;
+  const std::size_t count = 1000000, m = count / c, es = 4;
+  struct Row {
+    std::size_t segment_bytes, segments;
+    int slots;
+    std::size_t bytes;
+  };
+  ASSERT_EQ(kDefaultSendSlots, 8) << "docs/runtime.md's table is for 8 send slots";
+  for (const Row& row : {Row{std::size_t{1} << 20, 4, 4, 6262144}, Row{65536, 4, 4, 6262144},
+                         Row{4096, 62, 8, 6032768}, Row{8, 31250, 8, 6000064}}) {
+    SCOPED_TRACE(row.segment_bytes);
+    const auto segments =
+        PlanSegments(count, c, SegmentColumns(m, es, row.segment_bytes, kDefaultSendSlots));
+    EXPECT_EQ(segments.size(), row.segments);
+    const WorkspaceLayout w = MakeWorkspaceLayout(N, c, m, es, segments, kDefaultSendSlots);
+    EXPECT_EQ(w.send_slots, row.slots);
+    EXPECT_EQ(w.bytes(), row.bytes);
+  }
 }
 
 }  // namespace

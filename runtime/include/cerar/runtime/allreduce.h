@@ -22,7 +22,7 @@ namespace cerar {
 enum class ReduceOp { kSum, kAverage };
 
 // The default in-flight window (AllReduceOptions::send_slots); docs/runtime.md derives it.
-inline constexpr int kDefaultSendSlots = 3;
+inline constexpr int kDefaultSendSlots = 8;
 
 // Where one Run's wall time went on this rank (host clocks, seconds): in Transport::Wait (for a
 // neighbour's data or a free send slot), in the back end's arithmetic (with an asynchronous back
