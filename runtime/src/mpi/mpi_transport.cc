@@ -1,6 +1,7 @@
 // MPI transport (see cerar/runtime/mpi_transport.h).
 #include "cerar/runtime/mpi_transport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -126,14 +127,22 @@ class MpiTransport final : public Transport {
     ++completed_;
     return true;
   }
-  // Between polls of a wait: spin first (a message may be a microsecond away), then sleep
-  // briefly, so that a rank waiting on its link gives its core to ranks that compute (8 ranks
-  // share 2 cores here) and its CPU time counts work, not waiting. A 20 us nap is far below the
-  // time of a segment on any link this transport is meant for.
+  // Between polls of a wait: spin first (a message may be a microsecond away), then yield, then
+  // sleep, so that a rank waiting on its link gives its core to ranks that compute (8 ranks share
+  // 2 cores here). The nap doubles from 20 us to 320 us: each poll costs a wakeup and an
+  // MPI_Test (a few microseconds), and with a fixed 20 us nap (about 70 us with the kernel's
+  // timer slack) a rank waiting on a 100 Mbit/s link spent 12-13 % of a core polling
+  // (benchmarks.md, "Waiting that costs a core"). Open MPI moves TCP bytes only inside MPI calls,
+  // but the socket buffers are autotuned to MiBs, far above 320 us of any link here, so the link
+  // does not idle while a rank naps; a completion is seen at most one nap late.
   static void Pause(int polls) {
     if (polls < 64) return;
-    if (polls < 256) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (polls < 256) {
+      std::this_thread::yield();
+      return;
+    }
+    const int doublings = std::min((polls - 256) / 8, 4);
+    std::this_thread::sleep_for(std::chrono::microseconds(20 << doublings));
   }
 
   struct Pending {
