@@ -42,11 +42,15 @@ expect_error "bad --max-file-mib" "--max-file-mib" -- report "$f" --max-file-mib
 # --- Sizes (defect 3): refused up front, naming --count and the bytes.
 expect_error "count 2^62" "--count 4611686018427387904 (f32, N = 4, c = 8) needs more than 2^64 bytes" -- \
   simulate "$f" --count 4611686018427387904
-expect_error "count 1e11" "--count 100000000000 (f32, N = 4, c = 8) needs 7.2e+03 GB (7200025165824 bytes)" -- \
+# SimulateMemoryBytes by hand: per rank 2·n·4 (input, working copy) + (L + 2)·(n/c)·4 (workspace)
+# + 2·K·1 MiB (send slots and the incoming link's queue, K = kDefaultSendSlots = 8); N = 4 ranks
+# plus 16 bytes of exact sum per element: 4·(8e11 + 6e11 + 16 MiB) + 1.6e12 = 7.2e12 + 64 MiB.
+expect_error "count 1e11" "--count 100000000000 (f32, N = 4, c = 8) needs 7.2e+03 GB (7200067108864 bytes)" -- \
   simulate "$f" --count 100000000000
 if [[ -z $sanitized ]]; then
   (ulimit -v 4000000; "$cerar" simulate "$f" --count 300000000 >"$work/out" 2>"$work/err")
-  check_error "count 3e8 under a 4 GB limit" "--count 300000000 (f32, N = 4, c = 8) needs 21.6 GB" $?
+  # 4·(2.4e9 + 1.8e9 + 16 MiB) + 4.8e9 = 21.667e9 bytes.
+  check_error "count 3e8 under a 4 GB limit" "--count 300000000 (f32, N = 4, c = 8) needs 21.7 GB" $?
   # Thread creation failure (defect 4): N = 200 ranks under 1 GB of address space.
   "$cerar" design -N 200 -c 1 --eps 0 --precision float64 -o "$work/n200.json" >/dev/null
   (ulimit -v 1000000; "$cerar" simulate "$work/n200.json" --count 1000 >"$work/out" 2>"$work/err")
