@@ -131,7 +131,7 @@ class MpiTransport final : public Transport {
   // sleep, so that a rank waiting on its link gives its core to ranks that compute (8 ranks share
   // 2 cores here). The nap doubles from 20 us to 320 us: each poll costs a wakeup and an
   // MPI_Test (a few microseconds), and with a fixed 20 us nap (about 70 us with the kernel's
-  // timer slack) a rank waiting on a 100 Mbit/s link spent 12-13 % of a core polling
+  // timer slack) a rank waiting on a 100 or 200 Mbit/s link spent 21-23 % of a core polling
   // (benchmarks.md, "Waiting that costs a core"). Open MPI moves TCP bytes only inside MPI calls,
   // but the socket buffers are autotuned to MiBs, far above 320 us of any link here, so the link
   // does not idle while a rank naps; a completion is seen at most one nap late.
