@@ -125,6 +125,7 @@ TEST_P(CudaBackendTest, EncodeEqualsHostProduct) {
     backend_->Encode(t, g_dev.get(), m, s.col0, s.cols, s.kc, {0, L}, enc_dev.get(), ld);
   const auto enc = enc_dev.Download();
   const double u = test::StoreRoundoff(t), ua = test::AccumRoundoff(t);
+  const double eta = test::StoreUnderflow(t), eta_a = test::AccumUnderflow(t);
   for (int r = 0; r < L; ++r) {
     for (std::size_t col = 0; col < ld; ++col) {
       const double got = enc[std::size_t(r) * ld + col];
@@ -138,8 +139,9 @@ TEST_P(CudaBackendTest, EncodeEqualsHostProduct) {
         ref += Ed(r, k) * g[std::size_t(k) * m + col];
         mag += std::abs(Ed(r, k) * g[std::size_t(k) * m + col]);
       }
-      // Rounding bound: storage rounding of the result plus kc accumulation roundings.
-      const double bound = 2.0 * (u + kc * ua) * mag;
+      // Rounding bound: storage rounding of the result plus kc accumulation roundings, each
+      // relative to the magnitude plus its absolute (subnormal) part.
+      const double bound = 2.0 * ((u + kc * ua) * mag + eta + kc * eta_a);
       ASSERT_LE(std::abs(got - ref), bound) << "enc[" << r << "][" << col << "] = " << got
                                             << ", host " << ref << " (kc = " << kc << ")";
     }
@@ -164,6 +166,7 @@ TEST_P(CudaBackendTest, DecodeEqualsHostProduct) {
     backend_->Decode(t, obs_dev.get(), ld, g_dev.get(), m, s.col0, s.cols, s.kc, scale);
   const auto out = g_dev.Download();
   const double u = test::StoreRoundoff(t), ua = test::AccumRoundoff(t);
+  const double eta = test::StoreUnderflow(t), eta_a = test::AccumUnderflow(t);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t k = i / m, col = i % m;
     double ref = g[i], mag = std::abs(g[i]);
@@ -173,7 +176,7 @@ TEST_P(CudaBackendTest, DecodeEqualsHostProduct) {
     }
     ref *= scale;
     mag *= scale;
-    const double bound = 2.0 * (u + (c + 2) * ua) * mag;
+    const double bound = 2.0 * ((u + (c + 2) * ua) * mag + eta + (c + 2) * eta_a);
     ASSERT_LE(std::abs(out[i] - ref), bound)
         << "g[" << i << "] (component " << k << ", column " << col << ") = " << out[i]
         << ", host " << ref;

@@ -56,7 +56,8 @@ TEST_P(CudaEngineTest, CodedAllReduceMatchesHostReference) {
   });
   const double scale = op == ReduceOp::kAverage ? 1.0 / N : 1.0;
   for (int j = 0; j < N; ++j) {
-    const auto want = test::ProtocolReference(design, inputs, j, scale, test::StoreRoundoff(t));
+    const auto want = test::ProtocolReference(design, inputs, j, scale, test::StoreRoundoff(t),
+                                            test::StoreUnderflow(t));
     for (std::size_t i = 0; i < n; ++i)
       ASSERT_LE(std::abs(outputs[std::size_t(j)][i] - want.value[i]), want.bound[i])
           << "rank " << j << " element " << i << ": " << outputs[std::size_t(j)][i]

@@ -20,9 +20,11 @@ struct Expected {
 // inputs[i] holds rank i's n elements. Packets are bounded by A = sum_i sum_k max_t |E_i[t,k]|
 // |g_i[k]| (every vector on the ring is a sum of at most one contribution per rank); each
 // observation collects at most c + 3N roundings of that size and the decoder c + 2 more, so
-// |error| <= 2 (c + 3N + 2) u scale (|g_j| + sum_r |D_j[k,r]| A).
+// |error| <= 2 (c + 3N + 2) u scale (|g_j| + sum_r |D_j[k,r]| A). Each rounding also has an
+// absolute part of at most eta (half the type's subnormal spacing), carried through the decoder
+// the same way: + 2 (c + 3N + 2) max(1, |scale|) (1 + sum_r |D_j[k,r]|) eta.
 inline Expected ProtocolReference(const Design& d, const std::vector<std::vector<double>>& inputs,
-                                  int j, double scale, double u) {
+                                  int j, double scale, double u, double eta) {
   const int N = d.N(), c = d.c();
   const std::size_t n = inputs[0].size(), m = (n + std::size_t(c) - 1) / std::size_t(c);
   auto comp = [&](int i, int k, std::size_t col) {
@@ -61,7 +63,8 @@ inline Expected ProtocolReference(const Design& d, const std::vector<std::vector
       }
       mag += dsum * A;
       out.value[idx] = scale * v;
-      out.bound[idx] = 2.0 * (c + 3 * N + 2) * u * std::abs(scale) * mag;
+      out.bound[idx] = 2.0 * (c + 3 * N + 2) *
+                       (u * std::abs(scale) * mag + std::max(1.0, std::abs(scale)) * (1 + dsum) * eta);
     }
   }
   return out;

@@ -48,7 +48,8 @@ TEST_P(ProtocolReferenceTest, CpuEngineIsWithinTheBound) {
   for (const auto& e : errors) ASSERT_FALSE(e) << ExceptionMessage(e);
   double worst = 0;  // largest error as a fraction of its bound, reported for calibration
   for (int j = 0; j < N; ++j) {
-    const auto want = test::ProtocolReference(design, inputs, j, 1.0, test::StoreRoundoff(t));
+    const auto want = test::ProtocolReference(design, inputs, j, 1.0, test::StoreRoundoff(t),
+                                            test::StoreUnderflow(t));
     for (std::size_t i = 0; i < n; ++i) {
       const double err = std::abs(outputs[std::size_t(j)][i] - want.value[i]);
       ASSERT_LE(err, want.bound[i]) << "rank " << j << " element " << i;
