@@ -117,7 +117,7 @@ TEST_F(NcclMpi, CodedAllReduceMatchesHostReference) {
       EXPECT_EQ(transport_->bytes_sent(), allreduce.expected_bytes_per_run());
       const auto got = buffer.Download();
       const auto want = test::ProtocolReference(design, inputs, rank, 1.0, test::StoreRoundoff(t),
-                                            test::StoreUnderflow(t));
+                                                test::StoreUnderflow(t));
       for (std::size_t i = 0; i < n; ++i)
         ASSERT_LE(std::abs(got[i] - want.value[i]), want.bound[i])
             << "rank " << rank << " c " << c << " " << test::Name(t) << " element " << i;

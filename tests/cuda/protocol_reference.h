@@ -63,8 +63,8 @@ inline Expected ProtocolReference(const Design& d, const std::vector<std::vector
       }
       mag += dsum * A;
       out.value[idx] = scale * v;
-      out.bound[idx] = 2.0 * (c + 3 * N + 2) *
-                       (u * std::abs(scale) * mag + std::max(1.0, std::abs(scale)) * (1 + dsum) * eta);
+      const double absolute = std::max(1.0, std::abs(scale)) * (1 + dsum) * eta;
+      out.bound[idx] = 2.0 * (c + 3 * N + 2) * (u * std::abs(scale) * mag + absolute);
     }
   }
   return out;
