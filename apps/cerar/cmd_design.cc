@@ -64,6 +64,7 @@ design::OptimizeOptions OptimizeOptionsOf(const DesignArgs& a) {
   o.continuation_from = a.continuation_from;
   o.max_evaluations = a.max_evaluations;
   o.lbfgs_memory = a.lbfgs_memory;
+  o.max_digits = a.max_digits;
   if (a.precision != "auto") o.precision = design::ParsePrecision(a.precision);  // default mp50
   return o;
 }

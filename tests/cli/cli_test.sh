@@ -145,6 +145,21 @@ assert 0.8 <= check["measured_error"] / d["figures"]["predicted_error"]["float32
 PY
 then ok "design --construction optimized --tune float32: simulated within 20 % before writing"; else bad "optimized --tune float32"; fi
 
+# --max-digits bounds the optimiser's high-precision re-analysis as it does a construction's:
+# 50 digits is one rung, uncertified (it was once ignored for --construction optimized).
+if "$cerar" design --construction optimized -N 4 -c 8 --kappa-max 1e2 --max-evaluations 100 \
+     --max-digits 50 -o "$work/opt50.json" >/dev/null 2>&1 && python3 - "$reader" "$work/opt50.json" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("read_design", sys.argv[1])
+rd = importlib.util.module_from_spec(spec); spec.loader.exec_module(rd)
+d = rd.load(sys.argv[2])
+assert d["figures"]["precision"] == "mp50", d["figures"]["precision"]
+assert not d["figures"].get("certified_digits"), d["figures"].get("certified_digits")
+assert d["provenance"]["parameters"]["analysis"]["max_digits"] == 50
+PY
+then ok "design --construction optimized --max-digits 50: one rung, recorded"; else bad "optimized --max-digits 50"; fi
+expect_error "optimized with too few digits" "max_digits = 20" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --max-digits 20
+
 # A corrupted file is rejected by validate and report, naming the file.
 sed 's/"N": 4/"N": 5/' "$f" >"$work/edited.json"
 expect_error "edited file" "edited.json" -- validate "$work/edited.json"

@@ -146,6 +146,30 @@ TEST(Optimize, ProvenanceRecordsSettingsStartAndBothFigures) {
   EXPECT_NE(p.at("start").at("figures").at("precision").get<std::string>(), "float64");
 }
 
+// max_digits bounds the high-precision re-analysis's ladder, as --max-digits does for the
+// constructions: 50 digits is one rung, uncertified; the default climbs to 100 and certifies.
+// The provenance records both settings.
+TEST(Optimize, MaxDigitsBoundsTheLadder) {
+  OptimizeOptions o = Small(4, 8, 1e2, 100);
+  o.variables = Variables::kShiftInvariant;
+  const Design certified = Optimize(o);
+  ASSERT_TRUE(certified.figures());
+  EXPECT_EQ(certified.figures()->precision, "mp100");
+  EXPECT_FALSE(certified.figures()->certified_digits.empty());
+  o.max_digits = 50;
+  const Design one_rung = Optimize(o);
+  ASSERT_TRUE(one_rung.figures());
+  EXPECT_EQ(one_rung.figures()->precision, "mp50");
+  EXPECT_TRUE(one_rung.figures()->certified_digits.empty());
+  const auto& a = one_rung.provenance().parameters.at("analysis");
+  EXPECT_EQ(a.at("max_digits").get<int>(), 50);
+  EXPECT_EQ(a.at("precision").get<std::string>(), "mp50");
+  // Same search, same matrices: only the analysis differs, and it agrees to 10 digits.
+  EXPECT_EQ(one_rung.encoders()[0], certified.encoders()[0]);
+  EXPECT_NEAR(one_rung.figures()->err_rms, certified.figures()->err_rms,
+              1e-10 * certified.figures()->err_rms);
+}
+
 TEST(Optimize, ProgressIsReported) {
   OptimizeOptions o = Small(4, 8, 1e3, 300);
   o.progress_interval_s = 0;
@@ -242,6 +266,11 @@ TEST(Optimize, RejectsBadOptions) {
   o = Small(4, 8, 1e3, 100);
   o.precision = Precision::kAuto;
   ExpectRejected(o, "precision auto");
+  o = Small(4, 8, 1e3, 100);
+  o.max_digits = 49;
+  ExpectRejected(o, "max_digits = 49");
+  o.max_digits = 10001;
+  ExpectRejected(o, "max_digits = 10001");
   o = Small(4, 8, OptimizeOptions::kNoKappaBound, 100);  // rms needs a bound
   ExpectRejected(o, "kappa_max = inf");
   o.objective = Objective::kPredicted;  // the predicted error does not

@@ -51,11 +51,11 @@ double ObjectiveOf(const Figures& f, const OptimizeOptions& o) {
 }
 
 // The figures a design carries, in `precision` (re-analysed when it carries others).
-Figures FiguresIn(const Design& d, Precision precision) {
+Figures FiguresIn(const Design& d, Precision precision, int max_digits) {
   if (d.figures() && (d.figures()->precision == ToString(precision) ||
                       (precision == Precision::kMp50 && !d.figures()->certified_digits.empty())))
     return *d.figures();
-  return Analyse(d, precision);
+  return Analyse(d, precision, max_digits);
 }
 
 bool MeetsBudget(const Figures& f, double kappa_max) {
@@ -80,12 +80,13 @@ Acceptance AcceptInHighPrecision(const OptimizeOptions& o, const opt::Evaluator&
   p.construction = "optimized";
   p.shift_invariant = ResolveVariables(o) == Variables::kShiftInvariant;
   a.start_hp = FiguresIn(MakeFromEncoders(o.N, o.c, ev.Encoders(run.start_x.data()), p,
-                                          o.precision),
-                         o.precision);
+                                          o.precision, o.max_digits),
+                         o.precision, o.max_digits);
   a.start_ok = MeetsBudget(a.start_hp, o.kappa_max);
   if (run.skipped || !run.search.feasible) return a;
-  a.result = MakeFromEncoders(o.N, o.c, ev.Encoders(run.x.data()), p, o.precision);
-  a.result_hp = FiguresIn(*a.result, o.precision);
+  a.result = MakeFromEncoders(o.N, o.c, ev.Encoders(run.x.data()), p, o.precision,
+                              o.max_digits);
+  a.result_hp = FiguresIn(*a.result, o.precision, o.max_digits);
   a.improved = MeetsBudget(a.result_hp, o.kappa_max) &&
                (!a.start_ok || ObjectiveOf(a.result_hp, o) < ObjectiveOf(a.start_hp, o));
   return a;
@@ -99,6 +100,7 @@ Design StartDesign(const OptimizeOptions& o, double eps) {
   start.c = o.c;
   start.eps = eps;
   start.precision = o.precision;
+  start.max_digits = o.max_digits;
   return MakeConstruction(start);
 }
 
@@ -174,6 +176,7 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
   prm["result"] = {{"figures_float64", FiguresJson(run.figures)}};
   if (a.result) prm["result"]["figures"] = FiguresJson(a.result_hp);
   prm["improved"] = a.improved;
+  prm["analysis"] = {{"precision", ToString(o.precision)}, {"max_digits", o.max_digits}};
   return prm;
 }
 
@@ -229,13 +232,14 @@ std::vector<ParetoPoint> ParetoFront(const ParetoOptions& options) {
       co.c = options.c;
       co.eps = p.eps = e.eps;
       co.precision = options.precision;
-      p.eps_figures = FiguresIn(MakeConstruction(co), options.precision);
+      co.max_digits = options.max_digits;
+      p.eps_figures = FiguresIn(MakeConstruction(co), options.precision, options.max_digits);
     }
     if (options.optimize) {
       const auto t0 = std::chrono::steady_clock::now();
       OptimizeResult r = TryOptimize(opt::PointOptions(options, p.kappa));
       if (r.design) {
-        p.optimized_figures = FiguresIn(*r.design, options.precision);
+        p.optimized_figures = FiguresIn(*r.design, options.precision, options.max_digits);
         p.improved = r.design->provenance().parameters.value("improved", false);
         p.has_optimized = true;
       } else {

@@ -5,6 +5,7 @@
 
 #include "cerar/design/optimizer.h"
 #include "cerar/errors.h"
+#include "design/ladder.h"
 #include "design/optimizer_search.h"
 
 #if defined(__GLIBC__)
@@ -114,6 +115,9 @@ std::string OptimizeOptions::Validate() const {
       << ", expected >= 0 (0: NLopt's heuristic) or kLbfgsMemoryAuto (-1)";
   else if (precision == Precision::kAuto)
     m << "precision auto: the acceptance check needs a fixed precision (float64 or mp50)";
+  else if (max_digits < detail::kMp50Digits || max_digits > detail::kMaxDigits)
+    m << "max_digits = " << max_digits << ", expected " << detail::kMp50Digits << " ... "
+      << detail::kMaxDigits << " significant digits";
   else if (!(progress_interval_s >= 0))
     m << "progress_interval_s = " << progress_interval_s << ", expected >= 0";
   else
@@ -135,6 +139,7 @@ OptimizeOptions PointOptions(const ParetoOptions& p, double kappa) {
   o.max_evaluations = p.max_evaluations;
   o.seed = p.seed;
   o.precision = p.precision;
+  o.max_digits = p.max_digits;
   o.progress = p.progress;
   return o;
 }

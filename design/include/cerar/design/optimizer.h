@@ -85,6 +85,10 @@ struct OptimizeOptions {
   int lbfgs_memory = kLbfgsMemoryAuto;
   // Final analysis precision: float64 or mp50 (mp50 unless a test wants speed).
   Precision precision = Precision::kMp50;
+  // Highest working precision of that analysis's ladder (mp50), in significant digits, as
+  // `cerar design --max-digits`: 50 ... 10000; 50 runs one rung and leaves the figures
+  // uncertified (the 100-digit rung costs more than the search at N = 16, c = 48 per rank).
+  int max_digits = kDefaultMaxDigits;
   std::function<void(const OptimizeProgress&)> progress;  // optional
   double progress_interval_s = 1.0;
 
@@ -155,6 +159,7 @@ struct ParetoOptions {
   int max_evaluations = 200000;  // per point
   std::uint64_t seed = 0;
   Precision precision = Precision::kMp50;
+  int max_digits = kDefaultMaxDigits;  // as OptimizeOptions::max_digits
   std::function<void(const OptimizeProgress&)> progress;  // optional, per point
 
   std::string Validate() const;  // as OptimizeOptions::Validate
