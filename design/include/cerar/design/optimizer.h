@@ -87,7 +87,7 @@ struct OptimizeOptions {
   Precision precision = Precision::kMp50;
   // Highest working precision of that analysis's ladder (mp50), in significant digits, as
   // `cerar design --max-digits`: 50 ... 10000; 50 runs one rung and leaves the figures
-  // uncertified (the 100-digit rung costs more than the search at N = 16, c = 48 per rank).
+  // uncertified (each rung costs ~30 s at N = 16, c = 48 per rank: docs/optimizer.md §8b).
   int max_digits = kDefaultMaxDigits;
   std::function<void(const OptimizeProgress&)> progress;  // optional
   double progress_interval_s = 1.0;
