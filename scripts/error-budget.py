@@ -14,7 +14,20 @@ in float64 and rounded its result once:
             roundings)
   decode64  observation and decode in float64 from the float32 packets: o = y - e and
             g + sum_r D[k,r] o[r] rounded once
-  all       the three together (what stays: one rounding per stored packet and per result)
+  all       the three together (one rounding per stored packet and per result)
+  lap       the ring with lap-limited rounding: each hop computes d = (e(t) - e(t-N)) - r(t-N)
+            and x = y(t-1) + d with TwoSum, which returns the rounding error r(t) of x exactly;
+            the rank subtracts r(t) a lap later (and from its own observation), so a hop's
+            rounding error lives N - 1 hops instead of riding the diagonal for ever. What
+            stays: one rounding per hop of the last N - 1 hops, and the rounding of d (size
+            |E_i[t] - E_i[t-N]|, small for nearly periodic designs), which is not compensated.
+            Same traffic; per element 6 more flops and one more stored vector per round.
+  lap+all   lap with encode64 and decode64
+
+Each variant is evaluated twice: with the observation rows' errors independent (the toolkit's
+model) and with the ring's rows N apart correlated: y_j(t) and y_j(t + N) lie on one diagonal,
+so the later one carries every ring rounding error of the earlier (with lap, only the
+uncompensated part). scripts/ring-rounding-sim.py measures which of the two a float32 run sees.
 
 "re-tuned" scales the predicted error by the design family's optimum law (docs/optimizer.md
 §8b): error ~ sqrt(a b) for c <= 2N (r* = 1), ~ (a^2 b)^(1/3) above, with b the rounding
@@ -39,7 +52,8 @@ def hop_offset(i, j, n):
     return (j - 1 - i) % n
 
 
-def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False):
+def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False,
+          correlated=False):
     """Per rank j: dict of rounding-variance terms (summed over the c outputs, before / (N c))."""
     L = c + N - 2
     rn2 = np.array([[float(E[i][t] @ E[i][t]) for t in range(L)] for i in range(N)])
@@ -54,10 +68,22 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False):
         return rn2[i % N][t] if 0 <= t < L else 0.0
 
     R = np.zeros((N, L))
+    hops = np.zeros((N, L))  # lap: the rounding variance each hop adds
+    drift = np.zeros((N, L))  # lap: uncompensated roundings of d, riding the diagonal
     for t in range(L):
         for i in range(N):
             X = sum(norm2(i - s, t - s) for s in range(N))
             hop = 0.0
+            if lap:
+                if t >= 1:
+                    hops[i][t] = q * X
+                if t >= N:
+                    d = E[i % N][t] - E[i % N][t - N]
+                    drift[i][t] = q * float(d @ d)
+                drift[i][t] += drift[(i - 1) % N][t - 1] if t >= 1 else 0.0
+                R[i][t] = drift[i][t] + sum(hops[(i - s) % N][t - s]
+                                            for s in range(N - 1) if t - s >= 0)
+                continue
             if step64:
                 if t >= 1:
                     hop = q * X
@@ -72,6 +98,7 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False):
     for j in range(N):
         Vo = np.zeros(c)
         ring = np.zeros(c)
+        shared = np.zeros(c)
         enc = np.zeros(c)
         sub = np.zeros(c)
         for r in range(c):
@@ -83,10 +110,20 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False):
                 Vo[r] += rn2[i][row]
                 enc[r] += venc[i][row]
             ring[r] = R[(j - 1) % N][t]
+            shared[r] = drift[(j - 1) % N][t] if lap else ring[r]
             sub[r] = q * Vo[r] if (r >= 1 and not decode64) else 0.0
         Dj = D[j]
         d2 = Dj ** 2
-        t_ring = float((d2 @ ring).sum())
+        if correlated:
+            # y_j(t) and y_j(t + N) lie on one diagonal: the later holds every ring error of the
+            # earlier (lap: only the uncompensated drift), so Cov = shared variance of the earlier.
+            C = np.diag(ring)
+            for r1 in range(c):
+                for r2 in range(r1 + N, c, N):
+                    C[r1, r2] = C[r2, r1] = shared[r1]
+            t_ring = float(np.einsum("kr,rs,ks->", Dj, C, Dj))
+        else:
+            t_ring = float((d2 @ ring).sum())
         t_enc = float((d2 @ enc).sum())
         t_sub = float((d2 @ sub).sum())
         # Partial sums P_m = sum_{r<=m} D[k,r] W_ij[r,:], summed over the windows i != j.
@@ -153,17 +190,23 @@ def main():
         print("  share of the rounding variance:")
         for name, v in base[worst].items():
             print(f"    {name:26s} {100 * v / total:5.1f} %")
-        print("  if one step ran in float64:   predicted   rounding (x)   re-tuned (estimate)")
-        for label, kw in (("step64", {"step64": True}), ("encode64", {"encode64": True}),
-                          ("decode64", {"decode64": True}),
-                          ("all", {"step64": True, "encode64": True, "decode64": True})):
-            t = terms(E, D, N, c, q, **kw)
-            p = predicted(err, t, N, c)
-            rr = math.sqrt(sum(t[worst].values()) / (N * c)) / rounding
-            # Exact designs (c <= N) have no approximation error to trade: nothing to re-tune.
-            est = f"{got * (rr ** 0.5 if r_star == 1 else rr ** (1.0 / 3.0)):.4g}" if c > N else "-"
-            print(f"    {label:26s} {p:.4g}   {rr:.3f}          {est}")
-
+        print("  variant (see the docstring)  rows independent: predicted  rounding (x)  re-tuned"
+              "  | rows N apart correlated: predicted  rounding (x)  re-tuned")
+        for label, kw in (("none", {}), ("step64", {"step64": True}),
+                          ("encode64", {"encode64": True}), ("decode64", {"decode64": True}),
+                          ("all", {"step64": True, "encode64": True, "decode64": True}),
+                          ("lap", {"lap": True}),
+                          ("lap+all", {"lap": True, "encode64": True, "decode64": True})):
+            cells = []
+            for correlated in (False, True):
+                t = terms(E, D, N, c, q, correlated=correlated, **kw)
+                p = predicted(err, t, N, c)
+                rr = math.sqrt(sum(t[worst].values()) / (N * c)) / rounding
+                # Exact designs (c <= N) have no approximation error to trade: nothing to re-tune.
+                est = (f"{got * (rr ** 0.5 if r_star == 1 else rr ** (1.0 / 3.0)):.4g}"
+                       if c > N else "-")
+                cells.append(f"{p:10.4g}  {rr:6.3f}  {est:>10s}")
+            print(f"    {label:10s} {cells[0]}  | {cells[1]}")
 
 if __name__ == "__main__":
     main()
