@@ -15,9 +15,10 @@ in float64 and rounded its result once:
   decode64  observation and decode in float64 from the float32 packets: o = y - e and
             g + sum_r D[k,r] o[r] rounded once
   all       the three together (one rounding per stored packet and per result)
-  lap       the ring with lap-limited rounding: each hop computes d = (e(t) - e(t-N)) - r(t-N)
-            and x = y(t-1) + d with TwoSum, which returns the rounding error r(t) of x exactly;
-            the rank subtracts r(t) a lap later (and from its own observation), so a hop's
+  lap       the ring with lap-limited rounding: each hop computes d = (e(t) - e(t-N)) + r(t-N)
+            and x = y(t-1) + d with TwoSum, which returns the rounding error r(t) of x exactly
+            (x + r(t) = y(t-1) + d); the rank adds r(t) back a lap later (and to its own
+            observation), so a hop's
             rounding error lives N - 1 hops instead of riding the diagonal for ever. What
             stays: one rounding per hop of the last N - 1 hops, and the rounding of d (size
             |E_i[t] - E_i[t-N]|, small for nearly periodic designs), which is not compensated.
@@ -207,6 +208,7 @@ def main():
                        if c > N else "-")
                 cells.append(f"{p:10.4g}  {rr:6.3f}  {est:>10s}")
             print(f"    {label:10s} {cells[0]}  | {cells[1]}")
+
 
 if __name__ == "__main__":
     main()
