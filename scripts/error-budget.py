@@ -18,9 +18,9 @@ in float64 and rounded its result once:
   lap       the ring with lap-limited rounding: each hop computes d = (e(t) - e(t-N)) + r(t-N)
             and x = y(t-1) + d with TwoSum, which returns the rounding error r(t) of x exactly
             (x + r(t) = y(t-1) + d); the rank adds r(t) back a lap later (and to its own
-            observation), so a hop's
-            rounding error lives N - 1 hops instead of riding the diagonal for ever. What
-            stays: one rounding per hop of the last N - 1 hops, and the rounding of d (size
+            observation), so a hop's rounding error lives N - 1 hops instead of riding the
+            diagonal for ever. What stays: one rounding per hop of the last N - 1 hops, and
+            the rounding of d (size
             |E_i[t] - E_i[t-N]|, small for nearly periodic designs), which is not compensated.
             Same traffic; per element 6 more flops and one more stored vector per round.
   lap+all   lap with encode64 and decode64
