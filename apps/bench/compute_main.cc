@@ -2,7 +2,8 @@
 // CPU encode and decode throughput of the back end (as the engine calls it: column segments of
 // `segment` bytes per row, default the engine's 1 MiB, float32) for c in {8, 16, 32, 64}, against Eigen's own GEMM on the
 // same shapes (contiguous column-major matrices, one call). GFLOP/s = 2 * rows * c * m / time;
-// the ratio is ours / Eigen's. Best of `reps` runs.
+// the ratio is ours / Eigen's. Best of `reps` runs. The last two columns: the same calls with
+// Accumulation::kFloat64 (float64 arithmetic, each result rounded once), as GFLOP/s.
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cerar/runtime/backend.h"
@@ -56,8 +58,9 @@ int main(int argc, char** argv) {
               "best of %d, Eigen %d.%d.%d, SIMD %s\n",
               N, elements, segment, reps, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
               Eigen::SimdInstructionSetsInUse());
-  std::printf("%4s %4s %10s | %12s %12s %6s | %12s %12s %6s\n", "c", "L", "m", "encode GF/s",
-              "eigen GF/s", "ratio", "decode GF/s", "eigen GF/s", "ratio");
+  std::printf("%4s %4s %10s | %12s %12s %6s | %12s %12s %6s | %11s %11s\n", "c", "L", "m",
+              "encode GF/s", "eigen GF/s", "ratio", "decode GF/s", "eigen GF/s", "ratio",
+              "enc acc64", "dec acc64");
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0, 1);
   for (int c : {8, 16, 32, 64}) {
@@ -72,15 +75,23 @@ int main(int argc, char** argv) {
     for (auto& v : g) v = normal(rng);
     for (auto& v : obs) v = normal(rng);
     const auto segs = cerar::PlanSegments(c * m, c, segment / sizeof(float));
-    const double t_enc = Best(reps, [&] {
-      for (const auto& s : segs)
-        be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, {0, L}, enc.data(),
-                   m);
-    });
-    const double t_dec = Best(reps, [&] {
-      for (const auto& s : segs)
-        be->Decode(cerar::DType::kFloat32, obs.data(), m, g.data(), m, s.col0, s.cols, s.kc, 1.0);
-    });
+    // Best encode and decode times with the back end's arithmetic set to `accumulation`.
+    auto time_calls = [&](cerar::Accumulation accumulation) {
+      be->SetAccumulation(accumulation);
+      const double encode = Best(reps, [&] {
+        for (const auto& s : segs)
+          be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, {0, L},
+                     enc.data(), m);
+      });
+      const double decode = Best(reps, [&] {
+        for (const auto& s : segs)
+          be->Decode(cerar::DType::kFloat32, obs.data(), m, g.data(), m, s.col0, s.cols, s.kc,
+                     1.0);
+      });
+      return std::make_pair(encode, decode);
+    };
+    const auto [t_enc, t_dec] = time_calls(cerar::Accumulation::kBuffer);
+    const auto [t_enc64, t_dec64] = time_calls(cerar::Accumulation::kFloat64);
     // Eigen's GEMM on the same shapes: (L x c)(c x m) and (c x c)(c x m), plus the "+ g" of the
     // decoder as "+=".
     Eigen::MatrixXf Ef = E.cast<float>(), Df = D.cast<float>();
@@ -89,9 +100,10 @@ int main(int argc, char** argv) {
     const double t_eenc = Best(reps, [&] { X.noalias() = Ef * G; });
     const double t_edec = Best(reps, [&] { Y.noalias() += Df * O; });
     const double f_enc = 2.0 * L * c * m, f_dec = 2.0 * c * c * m;
-    std::printf("%4d %4d %10zu | %12.2f %12.2f %6.2f | %12.2f %12.2f %6.2f\n", c, L, m,
-                f_enc / t_enc / 1e9, f_enc / t_eenc / 1e9, t_eenc / t_enc, f_dec / t_dec / 1e9,
-                f_dec / t_edec / 1e9, t_edec / t_dec);
+    std::printf("%4d %4d %10zu | %12.2f %12.2f %6.2f | %12.2f %12.2f %6.2f | %11.2f %11.2f\n", c,
+                L, m, f_enc / t_enc / 1e9, f_enc / t_eenc / 1e9, t_eenc / t_enc,
+                f_dec / t_dec / 1e9, f_dec / t_edec / 1e9, t_edec / t_dec, f_enc / t_enc64 / 1e9,
+                f_dec / t_dec64 / 1e9);
     std::fflush(stdout);
   }
   return 0;

@@ -14,10 +14,18 @@
 namespace cerar::cli {
 namespace {
 
+// The error model's arithmetic (design/toolkit.h names) for a run in `dtype` with `accumulation`:
+// a float64 buffer computes in float64 either way.
+std::string ModelArithmetic(DType dtype, Accumulation accumulation) {
+  if (dtype == DType::kFloat64) return "float64";
+  return accumulation == Accumulation::kFloat64 ? "float32+acc64" : "float32";
+}
+
 struct SimulateArgs {
   std::string path;
   long long count = 1 << 20;
   std::string dtype = "f32";
+  std::string accumulate = "buffer";
   std::uint64_t seed = 1;
   bool json = false;
 };
@@ -31,6 +39,10 @@ void AddSimulateCommand(CLI::App& app) {
   cmd->add_option("file", a->path, "design file")->required();
   cmd->add_option("--count", a->count, "elements per rank (>= 0)")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "f32 | f64")->capture_default_str();
+  cmd->add_option("--accumulate", a->accumulate,
+                  "buffer | f64: encode, ring step and decode in the buffer's dtype, or in "
+                  "float64 with each result rounded once (same bytes sent)")
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "random seed")
       ->check(NonNegativeInteger())
       ->capture_default_str();
@@ -42,10 +54,16 @@ void AddSimulateCommand(CLI::App& app) {
     if (a->dtype != ToString(DType::kFloat32) && a->dtype != ToString(DType::kFloat64))
       throw InvalidArgument("simulate: --dtype '" + Printable(a->dtype) + "' must be f32 or f64");
     const DType dtype = ParseDType(a->dtype);
+    if (a->accumulate != ToString(Accumulation::kBuffer) &&
+        a->accumulate != ToString(Accumulation::kFloat64))
+      throw InvalidArgument("simulate: --accumulate '" + Printable(a->accumulate) +
+                            "' must be buffer or f64");
+    const Accumulation accumulation = ParseAccumulation(a->accumulate);
     Design design = LoadDesign(a->path, DesignLoadOptions());
     SimulateOptions options;
     options.count = static_cast<std::size_t>(a->count);
     options.dtype = dtype;
+    options.accumulation = accumulation;
     options.seed = a->seed;
     CheckSimulateFits(design, options, "--count");  // before anything is allocated
     SimulateResult r = Simulate(design, options);
@@ -64,20 +82,22 @@ void AddSimulateCommand(CLI::App& app) {
       j["ring_seconds"] = r.ring_seconds;
       j["ring_err"] = r.ring_err;
       j["err_per_rank"] = r.err_per_rank;
-      const std::string arith = dtype == DType::kFloat32 ? "float32" : "float64";
+      j["accumulate"] = a->accumulate;
+      const std::string arith = ModelArithmetic(dtype, accumulation);
       if (design.figures() && design.figures()->predicted_error.count(arith))
         j["predicted_error_model"] = design.figures()->predicted_error.at(arith);
       std::cout << j.dump(2) << "\n";
       return;
     }
     const double d_bytes = double(a->count) * double(SizeOf(dtype));
-    std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s, seed %llu\n",
+    std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s%s, seed %llu\n",
                 Printable(a->path, 1024).c_str(),
                 design.N(), design.c(), a->count, a->dtype.c_str(),
+                accumulation == Accumulation::kFloat64 ? " (f64 accumulation)" : "",
                 static_cast<unsigned long long>(a->seed));
     std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",
                 r.measured_err_rms, r.recorded_err_rms, r.ring_err);
-    const std::string arith = dtype == DType::kFloat32 ? "float32" : "float64";
+    const std::string arith = ModelArithmetic(dtype, accumulation);
     if (design.figures() && design.figures()->predicted_error.count(arith))
       std::printf("            error model for %s (approximation + rounding): %.3e\n",
                   arith.c_str(), design.figures()->predicted_error.at(arith));

@@ -16,12 +16,16 @@ inline std::size_t MaxSegmentColumns(const AllReduceOptions& o, std::size_t elem
   return o.segment_bytes / elem;
 }
 
-// The back end must compute in `dtype` and share the transport's memory space; local checks,
-// before any collective.
+// The back end must compute in `dtype` (with `accumulation`) and share the transport's memory
+// space; local checks, before any collective.
 inline void CheckBackend(const ComputeBackend& backend, const Transport& transport, DType dtype,
-                         const char* who) {
+                         const char* who, Accumulation accumulation = Accumulation::kBuffer) {
   if (!backend.Supports(dtype))
     throw InvalidArgument(std::string(who) + ": dtype " + ToString(dtype) +
+                          " is not supported by the compute back end");
+  if (!backend.SupportsAccumulation(dtype, accumulation))
+    throw InvalidArgument(std::string(who) + ": accumulation " + ToString(accumulation) +
+                          " on dtype " + ToString(dtype) +
                           " is not supported by the compute back end");
   if (transport.memory_space() != backend.memory_space())
     throw InvalidArgument(std::string(who) + ": transport and back end use different memory "

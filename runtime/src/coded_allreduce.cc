@@ -80,7 +80,8 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
                                std::size_t count, AllReduceOptions options)
     : design_(design), transport_(transport), backend_(backend), count_(count), m_(0),
       options_(options) {
-  detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce");
+  detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce",
+                       options.accumulation);
   const std::size_t es = SizeOf(options.dtype);
   detail::CheckedMul(count, es, "coded all-reduce: count " + std::to_string(count));
   detail::MaxSegmentColumns(options, es);
@@ -98,6 +99,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   m_ = (count + c - 1) / c;
   const std::size_t cols = SegmentColumns(m_, es, options.segment_bytes, options.send_slots);
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
+  backend.SetAccumulation(options.accumulation);
   plan_ = std::make_unique<Plan>();
   plan_->segments = PlanSegments(count, c, cols);
   plan_->layout =

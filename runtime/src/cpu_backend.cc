@@ -1,6 +1,8 @@
 // CPU compute back end: Encode and Decode are GEMMs on Eigen maps of the caller's strided rows
 // (no copies), Step is one fused elementwise pass. float32 and float64 buffers; the matrices are
-// converted to the buffer's precision once, in SetMatrices.
+// converted to the buffer's precision once, in SetMatrices. With Accumulation::kFloat64 a
+// float32 run widens each column block to float64, computes with the float64 matrices and
+// rounds each result once (the wide path; for float64 buffers it is the plain one).
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
@@ -33,6 +35,11 @@ class CpuBackend final : public ComputeBackend {
     return dtype == DType::kFloat32 || dtype == DType::kFloat64;
   }
 
+  bool SupportsAccumulation(DType dtype, Accumulation) const override {
+    return Supports(dtype);
+  }
+  void SetAccumulation(Accumulation accumulation) override { accumulation_ = accumulation; }
+
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     if (bytes > std::numeric_limits<std::size_t>::max() - 63) throw std::bad_alloc();
@@ -60,7 +67,10 @@ class CpuBackend final : public ComputeBackend {
   void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
               int kc, RowRange rows, void* enc, std::size_t ld) override {
     CheckRows("Encode", rows, e64_.rows());
-    if (dtype == DType::kFloat32)
+    if (dtype == DType::kFloat32 && wide())
+      EncodeWide(static_cast<const float*>(g), m, col0, cols, kc, rows, static_cast<float*>(enc),
+                 ld);
+    else if (dtype == DType::kFloat32)
       EncodeT<float>(e32_, static_cast<const float*>(g), m, col0, cols, kc, rows,
                      static_cast<float*>(enc), ld);
     else if (dtype == DType::kFloat64)
@@ -72,7 +82,11 @@ class CpuBackend final : public ComputeBackend {
 
   void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
             void* obs, std::size_t len) override {
-    if (dtype == DType::kFloat32)
+    if (dtype == DType::kFloat32 && wide())
+      StepWide(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
+               static_cast<const float*>(e_back), static_cast<float*>(x),
+               static_cast<float*>(obs), len);
+    else if (dtype == DType::kFloat32)
       StepT<float>(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
                    static_cast<const float*>(e_back), static_cast<float*>(x),
                    static_cast<float*>(obs), len);
@@ -96,7 +110,10 @@ class CpuBackend final : public ComputeBackend {
 
   void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
               std::size_t col0, std::size_t cols, int kc, double scale) override {
-    if (dtype == DType::kFloat32)
+    if (dtype == DType::kFloat32 && wide())
+      DecodeWide(static_cast<const float*>(obs), ld, static_cast<float*>(g), m, col0, cols, kc,
+                 scale);
+    else if (dtype == DType::kFloat32)
       DecodeT<float>(d32_, static_cast<const float*>(obs), ld, static_cast<float*>(g), m, col0,
                      cols, kc, static_cast<float>(scale));
     else if (dtype == DType::kFloat64)
@@ -186,8 +203,56 @@ class CpuBackend final : public ComputeBackend {
     }
   }
 
+  bool wide() const { return accumulation_ == Accumulation::kFloat64; }
+
+  // The wide path: a float64 copy of each column block (the block size in float64 elements),
+  // the float64 GEMM, one rounding of the result.
+  void EncodeWide(const float* g, std::size_t m, std::size_t col0, std::size_t cols, int kc,
+                  RowRange rows, float* enc, std::size_t ld) {
+    CheckKc(kc, e64_.cols());
+    if (rows.count == 0) return;
+    const auto Er = e64_.block(rows.first, 0, rows.count, kc);
+    float* out = enc + std::size_t(rows.first) * ld;
+    for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(double)) {
+      const std::size_t w = std::min(kBlockBytes / sizeof(double), col0 + cols - b);
+      wide_in_ = ConstStridedMap<float>(g + b, kc, w, Eigen::OuterStride<>(m)).cast<double>();
+      wide_out_.noalias() = Er * wide_in_;
+      StridedMap<float>(out + b, rows.count, w, Eigen::OuterStride<>(ld)) =
+          wide_out_.cast<float>();
+    }
+  }
+
+  // tmp = y_prev - e_back exactly (float64), then obs = fl(tmp) and x = fl(e_now + tmp): x
+  // rounded once. Every input of element i is read before element i is written (aliasing).
+  static void StepWide(const float* e_now, const float* y_prev, const float* e_back, float* x,
+                       float* obs, std::size_t len) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double tmp = (y_prev ? double(y_prev[i]) : 0.0) - (e_back ? double(e_back[i]) : 0.0);
+      const double sum = (e_now ? double(e_now[i]) : 0.0) + tmp;
+      if (obs) obs[i] = static_cast<float>(tmp);
+      if (x) x[i] = static_cast<float>(sum);
+    }
+  }
+
+  void DecodeWide(const float* obs, std::size_t ld, float* g, std::size_t m, std::size_t col0,
+                  std::size_t cols, int kc, double scale) {
+    CheckKc(kc, d64_.rows());
+    for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(double)) {
+      const std::size_t w = std::min(kBlockBytes / sizeof(double), col0 + cols - b);
+      wide_in_ = ConstStridedMap<float>(obs + b, d64_.cols(), w, Eigen::OuterStride<>(ld))
+                     .cast<double>();
+      StridedMap<float> G(g + b, kc, w, Eigen::OuterStride<>(m));
+      wide_out_ = G.cast<double>();
+      wide_out_.noalias() += d64_.topRows(kc) * wide_in_;
+      if (scale != 1.0) wide_out_ *= scale;
+      G = wide_out_.cast<float>();
+    }
+  }
+
   RowMat<double> e64_, d64_;
   RowMat<float> e32_, d32_;
+  Accumulation accumulation_ = Accumulation::kBuffer;
+  RowMat<double> wide_in_, wide_out_;  // the wide path's column blocks, reused
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cerar/errors.h"
+#include "cerar/runtime/backend.h"
 #include "cerar/runtime/transport.h"
 
 namespace cerar {
@@ -30,6 +31,27 @@ DType ParseDType(const std::string& name) {
   for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16})
     if (ToString(t) == name) return t;
   throw InvalidArgument("dtype '" + name + "': expected f32, f64, bf16 or f16");
+}
+
+std::string ToString(Accumulation accumulation) {
+  switch (accumulation) {
+    case Accumulation::kBuffer: return "buffer";
+    case Accumulation::kFloat64: return "f64";
+  }
+  throw InvalidArgument("accumulation: unknown value " +
+                        std::to_string(static_cast<int>(accumulation)));
+}
+
+Accumulation ParseAccumulation(const std::string& name) {
+  for (Accumulation a : {Accumulation::kBuffer, Accumulation::kFloat64})
+    if (ToString(a) == name) return a;
+  throw InvalidArgument("accumulation '" + name + "': expected buffer or f64");
+}
+
+void ComputeBackend::SetAccumulation(Accumulation accumulation) {
+  if (accumulation != Accumulation::kBuffer)
+    throw InvalidArgument("compute back end: accumulation " + ToString(accumulation) +
+                          " is not supported, use buffer");
 }
 
 }  // namespace cerar

@@ -91,6 +91,7 @@ SimulateResult Run(const Design& design, const SimulateOptions& o) {
   AllReduceOptions ao;
   ao.dtype = o.dtype;
   ao.op = o.op;
+  ao.accumulation = o.accumulation;
   ao.segment_bytes = o.segment_bytes;
   InProcessOptions io;
   io.timeout_s = o.timeout_s;

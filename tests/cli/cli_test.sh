@@ -119,6 +119,7 @@ expect_error "missing file" "missing.json" -- report "$work/missing.json"
 expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to 1e-4 --points 3
 expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
 expect_error "negative count" "count" -- simulate "$f" --count -5
+expect_error "bad accumulation" "accumulate" -- simulate "$f" --accumulate f32
 expect_error "negative continuation" "continuation_from = -5" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
 expect_error "negative L-BFGS memory" "lbfgs_memory = -3" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
 expect_error "continuation not finite" "continuation_from = nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan

@@ -43,6 +43,9 @@ struct AllReduceOptions {
   // each its own send slot in the workspace (send_slots · segment_bytes at most), and both
   // engines cut a small round into up to send_slots segments (SegmentColumns in schedule.h).
   int send_slots = kDefaultSendSlots;
+  // Coded engine: the arithmetic of encode, ring step and decode (backend.h). kFloat64 rounds
+  // each stored result once; the bytes sent are the same. The ring baseline ignores it.
+  Accumulation accumulation = Accumulation::kBuffer;
 };
 
 class CodedAllReduce {

@@ -11,11 +11,22 @@
 // fewer in the padded tail).
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "cerar/format/design.h"
 #include "cerar/runtime/transport.h"
 
 namespace cerar {
+
+// How Encode, Step and Decode compute (AllReduceOptions::accumulation).
+//   kBuffer   in the buffer's dtype: every product, sum and difference is rounded to it.
+//   kFloat64  in float64 from the buffer's values, each stored result (an encoded vector, a
+//             packet, an observation, a decoded component) rounded once to the buffer's dtype.
+//             Packets and workspace stay in the buffer's dtype, so traffic is unchanged; the
+//             rounding error of a float32 run drops (docs/error-model.md, "float32+acc64").
+enum class Accumulation { kBuffer, kFloat64 };
+std::string ToString(Accumulation accumulation);  // "buffer" | "f64"
+Accumulation ParseAccumulation(const std::string& name);
 
 // Rows [first, first + count) of the encoder.
 struct RowRange {
@@ -28,6 +39,11 @@ class ComputeBackend {
   virtual MemorySpace memory_space() const = 0;
   // Whether Encode/Step/Decode/Scale accept buffers of this dtype (CPU: f32, f64; CUDA: all).
   virtual bool Supports(DType dtype) const = 0;
+  // Whether it can compute on `dtype` buffers with `accumulation` (CPU: both, for f32 and f64;
+  // CUDA: kBuffer only).
+  virtual bool SupportsAccumulation(DType dtype, Accumulation accumulation) const {
+    return accumulation == Accumulation::kBuffer && Supports(dtype);
+  }
 
   // Workspace memory in the back end's space. The CPU back end returns it zeroed (every page
   // touched now, so a first Run does not pay the page faults inside its timing).
@@ -37,6 +53,10 @@ class ComputeBackend {
   // Takes this rank's encoder E (L x c) and decoder D (c x c), converted to the back end's
   // compute precision once, before any run.
   virtual void SetMatrices(const MatrixXd& encoder, const MatrixXd& decoder) = 0;
+
+  // How the following Encode, Step and Decode calls compute; kBuffer until set. Throws
+  // InvalidArgument for an accumulation the back end does not support.
+  virtual void SetAccumulation(Accumulation accumulation);
 
   // enc[t * ld + col] = sum_{k < kc} E[t, k] * g[k * m + col] for t in `rows` (within [0, L)),
   // col in [col0, col0 + cols). The engine encodes row 0 just before the first send and the

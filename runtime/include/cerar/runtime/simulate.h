@@ -16,6 +16,7 @@ namespace cerar {
 struct SimulateOptions {
   std::size_t count = std::size_t{1} << 20;  // elements per rank
   DType dtype = DType::kFloat32;
+  Accumulation accumulation = Accumulation::kBuffer;  // the coded engine's (backend.h)
   std::uint64_t seed = 1;  // rank i draws i.i.d. N(0, 1) inputs from seed and i
   ReduceOp op = ReduceOp::kSum;
   std::size_t segment_bytes = std::size_t{1} << 20;
