@@ -15,6 +15,8 @@ in float64 and rounded its result once:
   decode64  observation and decode in float64 from the float32 packets: o = y - e and
             g + sum_r D[k,r] o[r] rounded once
   all       the three together (one rounding per stored packet and per result)
+  acc64     all, but the observation o = y - e rounded to float32 when stored: what the runtime's
+            Accumulation::kFloat64 does (the arithmetic "float32+acc64" of the toolkit's model)
   lap       the ring with lap-limited rounding: each hop computes d = (e(t) - e(t-N)) + r(t-N)
             and x = y(t-1) + d with TwoSum, which returns the rounding error r(t) of x exactly
             (x + r(t) = y(t-1) + d); the rank adds r(t) back a lap later (and to its own
@@ -26,9 +28,11 @@ in float64 and rounded its result once:
   lap+all   lap with encode64 and decode64
 
 Each variant is evaluated twice: with the observation rows' errors independent (the toolkit's
-model) and with the ring's rows N apart correlated: y_j(t) and y_j(t + N) lie on one diagonal,
-so the later one carries every ring rounding error of the earlier (with lap, only the
-uncompensated part). scripts/ring-rounding-sim.py measures which of the two a float32 run sees.
+model) and with the ring's rows N apart correlated (branch correlated-ring-model):
+y_j(t) and y_j(t + N) lie on one diagonal, so the later one carries every ring rounding error of
+the earlier (with lap, only the uncompensated part). scripts/ring-rounding-sim.py measures which
+of the two a float32 run sees. The check against the file uses the independent form; with
+--arithmetic float32+acc64 it checks the acc64 variant against that figure of the file.
 
 "re-tuned" scales the predicted error by the design family's optimum law (docs/optimizer.md
 §8b): error ~ sqrt(a b) for c <= 2N (r* = 1), ~ (a^2 b)^(1/3) above, with b the rounding
@@ -46,7 +50,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_design  # noqa: E402
 
 RHO = 0.18
-UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53, "bfloat16": 2.0 ** -8}
+UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53, "bfloat16": 2.0 ** -8,
+                 "float32+acc64": 2.0 ** -24}
+ACC64 = {"step64": True, "encode64": True, "decode64": True, "round_obs": True}
 
 
 def hop_offset(i, j, n):
@@ -54,7 +60,7 @@ def hop_offset(i, j, n):
 
 
 def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False,
-          correlated=False):
+          correlated=False, round_obs=False):
     """Per rank j: dict of rounding-variance terms (summed over the c outputs, before / (N c))."""
     L = c + N - 2
     rn2 = np.array([[float(E[i][t] @ E[i][t]) for t in range(L)] for i in range(N)])
@@ -112,7 +118,7 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
                 enc[r] += venc[i][row]
             ring[r] = R[(j - 1) % N][t]
             shared[r] = drift[(j - 1) % N][t] if lap else ring[r]
-            sub[r] = q * Vo[r] if (r >= 1 and not decode64) else 0.0
+            sub[r] = q * Vo[r] if (r >= 1 and (round_obs or not decode64)) else 0.0
         Dj = D[j]
         d2 = Dj ** 2
         if correlated:
@@ -175,7 +181,8 @@ def main():
         want = (fig.get("predicted_error") or {}).get(a.arithmetic)
         if err is None or want is None:
             sys.exit(f"error-budget: {path} has no err_rms_per_rank / predicted_error.{a.arithmetic}")
-        base = terms(E, D, N, c, q)
+        kw0 = ACC64 if a.arithmetic == "float32+acc64" else {}
+        base = terms(E, D, N, c, q, **kw0)
         got = predicted(err, base, N, c)
         if abs(got - want) > 1e-6 * want:
             sys.exit(f"error-budget: {path}: model {got:.9g} != file's predicted_error "
@@ -196,6 +203,7 @@ def main():
         for label, kw in (("none", {}), ("step64", {"step64": True}),
                           ("encode64", {"encode64": True}), ("decode64", {"decode64": True}),
                           ("all", {"step64": True, "encode64": True, "decode64": True}),
+                          ("acc64", ACC64),
                           ("lap", {"lap": True}),
                           ("lap+all", {"lap": True, "encode64": True, "decode64": True})):
             cells = []

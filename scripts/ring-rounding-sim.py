@@ -11,6 +11,8 @@ normal, rounded to float32), all sending the same L float32 packets of M element
             right (what `cerar simulate --dtype f32` runs, written independently).
   all       encode, ring step and decode in float64 from float32 values, each result rounded
             once to float32 (scripts/error-budget.py's variant "all").
+  acc64     all, with the observation rounded to float32 when stored: the runtime's
+            Accumulation::kFloat64 (`cerar simulate --accumulate f64`, written independently).
   lap+all   as all, but the ring step in float32 with d = (e(t) - e(t-N)) + r(t-N) and
             x = y(t-1) + d by TwoSum, which yields the rounding error r(t) of x exactly; the
             rank adds r(t) back a lap later and to its own observation, so ring rounding errors
@@ -18,10 +20,12 @@ normal, rounded to float32), all sending the same L float32 packets of M element
 
 Each prints the measured relative error max_j |S_hat_j - S| / |S| and the error model's
 prediction for that variant (scripts/error-budget.py) twice: with the observation rows' errors
-independent (the toolkit's model today) and with rows N apart correlated. --check exits 1
-unless every measured/predicted ratio of the correlated model lies in [0.95, 1.05]: tight
-enough that the independent-rows model fails it (0.91-0.94 on eps_N4_c12 and opt_N8_c24), while
-the sampling noise of 2^16-element runs is below 1 %. Exit 2 on a bad file.
+independent (the toolkit's model) and with rows N apart correlated (branch
+correlated-ring-model). --check exits 1 unless every measured/predicted ratio of the correlated
+model lies in [0.95, 1.05]: tight enough that the independent-rows model fails it (0.91-0.94 on
+eps_N4_c12 and opt_N8_c24), while the sampling noise of 2^16-element runs is below 1 %. It also
+exits 1 unless the script's model of plain and acc64 equals the file's predicted_error float32
+and float32+acc64 (where recorded) to 1e-6. Exit 2 on a bad file.
 """
 import argparse
 import importlib.util
@@ -41,9 +45,9 @@ _spec.loader.exec_module(error_budget)
 F32, F64 = np.float32, np.float64
 
 
-def simulate(E, D, N, c, count, seed, wide, lap):
+def simulate(E, D, N, c, count, seed, wide, lap, round_obs=False):
     """Measured max_j |S_hat_j - S| / |S| of one float32 run: plain (not wide), all (wide, not
-    lap) or lap+all (wide and lap)."""
+    lap), acc64 (wide, round_obs) or lap+all (wide and lap)."""
     L = c + N - 2
     g = np.random.default_rng(seed).standard_normal((N, c, count)).astype(F32)
     S = g.astype(F64).sum(axis=0)
@@ -90,6 +94,8 @@ def simulate(E, D, N, c, count, seed, wide, lap):
                 if wide:
                     own = enc(j, own_t).astype(F64) - (r[j, own_t] if lap and own_t >= 0 else 0.0)
                     obs[j, row] = y[j].astype(F64) - own
+                    if round_obs:  # stored as float32, as the runtime stores it
+                        obs[j, row] = obs[j, row].astype(F32)
                 else:
                     obs[j, row] = y[j] - enc(j, own_t)
     worst = 0.0
@@ -133,11 +139,22 @@ def main():
         if err is None:
             print(f"ring-rounding-sim: {path} has no figures.err_rms_per_rank", file=sys.stderr)
             sys.exit(2)
+        recorded = (doc.get("figures") or {}).get("predicted_error") or {}
         for label, wide, lap, kw in (
                 ("plain", False, False, {}),
                 ("all", True, False, {"step64": True, "encode64": True, "decode64": True}),
+                ("acc64", True, False, error_budget.ACC64),
                 ("lap+all", True, True, {"lap": True, "encode64": True, "decode64": True})):
-            measured = simulate(E, D, N, c, a.count, a.seed, wide, lap)
+            arithmetic = {"plain": "float32", "acc64": "float32+acc64"}.get(label)
+            if arithmetic in recorded:
+                mine = error_budget.predicted(  # the toolkit's model: rows independent
+                    err, error_budget.terms(E, D, N, c, q, **kw), N, c)
+                if abs(mine - recorded[arithmetic]) > 1e-6 * recorded[arithmetic]:
+                    print(f"{path}: the script's {label} model {mine:.9g} != the file's "
+                          f"predicted_error {arithmetic} {recorded[arithmetic]:.9g}", flush=True)
+                    failed = True
+            measured = simulate(E, D, N, c, a.count, a.seed, wide, lap,
+                                round_obs=kw.get("round_obs", False))
             cells = []
             for correlated in (False, True):
                 p = error_budget.predicted(

@@ -82,19 +82,23 @@ Design CheckedBySimulation(const Design& d, design::Arithmetic target, long long
   }
   SimulateOptions so;
   so.count = std::size_t(count);
-  so.dtype = target == design::Arithmetic::kFloat32 ? DType::kFloat32 : DType::kFloat64;
+  so.dtype = target == design::Arithmetic::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  so.accumulation = target == design::Arithmetic::kFloat32Acc64 ? Accumulation::kFloat64
+                                                                 : Accumulation::kBuffer;
   so.run_ring = false;
   const double measured = Simulate(d, so).measured_err_rms;
   const double predicted = design::PredictedError(*d.figures(), d.N(), d.c(), target);
   const double ratio = measured / predicted;
   if (!(ratio >= 0.8 && ratio <= 1.2)) {
     std::ostringstream m;
-    m << "design: simulate --dtype " << ToString(so.dtype) << " --count " << count
+    m << "design: simulate --dtype " << ToString(so.dtype) << " --accumulate "
+      << ToString(so.accumulation) << " --count " << count
       << " measured error " << measured << ", the error model predicted " << predicted
       << " (ratio " << ratio << ", outside 0.8 .. 1.2); the design was not written";
     throw NumericalError(m.str());
   }
   check = {{"run", true},         {"dtype", ToString(so.dtype)}, {"count", count},
+           {"accumulate", ToString(so.accumulation)},
            {"seed", so.seed},     {"measured_error", measured},  {"predicted_error", predicted},
            {"ratio", ratio},      {"rule", "measured within 20 % of predicted"}};
   return Design::Create(std::move(parts), "optimized design");
@@ -182,7 +186,8 @@ void AddDesignCommand(CLI::App& app) {
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option(
       "--tune", args->tune,
-      "target arithmetic float32 | float64 | bfloat16: eps, vandermonde: pick eps for it; "
+      "target arithmetic float32 | float64 | bfloat16 | float32+acc64 (float32 packets, float64 "
+      "arithmetic: simulate --accumulate f64): eps, vandermonde: pick eps for it; "
       "optimized: minimise the predicted error in it");
   eps_opt->excludes(tune_opt);
   cmd->add_option("--precision", args->precision,
@@ -203,7 +208,7 @@ void AddDesignCommand(CLI::App& app) {
         throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
       if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
         throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
-                       "float32|float64|bfloat16");
+                       "float32|float64|bfloat16|float32+acc64");
       if (tune_opt->count() > 0 && objective_opt->count() > 0)
         throw CliError("design: --tune optimises the predicted error; drop --objective " +
                        args->objective);
@@ -214,7 +219,7 @@ void AddDesignCommand(CLI::App& app) {
       if (!why.empty()) throw InvalidArgument("design: " + why);
     }
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
-      throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16");
+      throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16|float32+acc64");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
       throw InvalidArgument("--eps " + Number(args->eps) +
                             ": eps must be finite and >= 0");

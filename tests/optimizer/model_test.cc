@@ -83,12 +83,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{4, 8, Parametrisation::kPerRank, Arithmetic::kBFloat16},
                       Case{3, 7, Parametrisation::kShiftInvariant, Arithmetic::kFloat64},
                       Case{5, 12, Parametrisation::kPerRank, Arithmetic::kFloat32},
-                      Case{4, 3, Parametrisation::kPerRank, Arithmetic::kFloat32}),
+                      Case{4, 3, Parametrisation::kPerRank, Arithmetic::kFloat32},
+                      Case{3, 9, Parametrisation::kShiftInvariant, Arithmetic::kFloat32Acc64},
+                      Case{4, 12, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64}),
     [](const ::testing::TestParamInfo<Case>& tp) {
       return std::string("N") + std::to_string(std::get<0>(tp.param)) + "_c" +
              std::to_string(std::get<1>(tp.param)) +
              (std::get<2>(tp.param) == Parametrisation::kPerRank ? "_perrank_" : "_shift_") +
-             ToString(std::get<3>(tp.param));
+             (std::get<3>(tp.param) == Arithmetic::kFloat32Acc64
+                  ? std::string("float32_acc64")  // test names take no '+'
+                  : ToString(std::get<3>(tp.param)));
     });
 
 // Scaling every encoder by s (D by 1/s) leaves a relative error unchanged; scaling one rank's

@@ -59,8 +59,13 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   const int L = c + N - 2;
   const double u = UnitRoundoff(arithmetic);
   const double q = kRoundingVariance * u * u;
-  // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
-  const double matrix_rounding = arithmetic == Arithmetic::kFloat64 ? 0.0 : 1.0;
+  // float32+acc64: every result is computed in float64 and rounded once when stored; the
+  // float64 work's own rounding (2^-53) is negligible beside it.
+  const bool wide = arithmetic == Arithmetic::kFloat32Acc64;
+  // Stored float64 matrices are exact in a float64 run (and in the wide one, which uses them);
+  // otherwise E and D are rounded once.
+  const double matrix_rounding =
+      arithmetic == Arithmetic::kFloat64 || wide ? 0.0 : 1.0;
 
   // rn2[i][t] = ||E_i[t,:]||^2 = Var(e_i(t)); venc[i][t] = error variance of computing e_i(t)
   // as a left-to-right dot product of c terms (entry rounding, products, partial sums).
@@ -73,7 +78,8 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         if (k >= 1) partial_sums += partial;
       }
       rn2[i][t] = partial;
-      venc[i][t] = q * ((1.0 + matrix_rounding) * partial + partial_sums);
+      venc[i][t] = wide ? q * partial  // the float64 dot product, rounded once
+                        : q * ((1.0 + matrix_rounding) * partial + partial_sums);
     }
   }
   auto row_norm2 = [&](int i, int t) { return t >= 0 && t < L ? rn2[Mod(i, N)][t] : 0.0; };
@@ -88,8 +94,12 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
       double X = 0;
       for (int s = 0; s < N; ++s) X += row_norm2(i - s, t - s);
       double hop = 0;
-      if (t >= 1) hop += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
-      if (t >= N) hop += q * X;                          // ... - e_i(t-N)
+      if (wide) {
+        if (t >= 1) hop += q * X;  // e_i(t) + (y_i(t-1) - e_i(t-N)), rounded once
+      } else {
+        if (t >= 1) hop += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
+        if (t >= N) hop += q * X;                          // ... - e_i(t-N)
+      }
       R[i][t] = (t >= 1 ? R[Mod(i - 1, N)][t - 1] : 0.0) + hop;
     }
   }
@@ -133,8 +143,11 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
       }
       double partial_sums = 0;
       for (int m = 1; m < c; ++m) partial_sums += partial_var[m];
-      rounding += propagated + q * ((1.0 + matrix_rounding) * entries + partial_sums +
-                                    (1.0 + partial_var[c - 1]));  // last: g_j + P
+      const double last = 1.0 + partial_var[c - 1];  // g_j + P, rounded when stored
+      if (wide)  // the float64 decode: one rounding of the result
+        rounding += propagated + q * last;
+      else
+        rounding += propagated + q * ((1.0 + matrix_rounding) * entries + partial_sums + last);
     }
     const double approximation = err_rms_per_rank[j] * err_rms_per_rank[j];
     per_rank[j] = std::sqrt(approximation + rounding / (double(N) * c));
@@ -148,7 +161,8 @@ std::map<std::string, double> ModelErrors(int N, int c, const std::vector<Matrix
                                           const std::vector<MatrixXd>& decoders,
                                           const std::vector<double>& err_rms_per_rank) {
   std::map<std::string, double> out;
-  for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kFloat64, Arithmetic::kBFloat16}) {
+  for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kFloat64, Arithmetic::kBFloat16,
+                       Arithmetic::kFloat32Acc64}) {
     out[ToString(a)] = ModelError(N, c, encoders, decoders, err_rms_per_rank, a);
   }
   return out;

@@ -18,27 +18,31 @@ RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithm
     : N_(N), c_(c), L_(c + N - 2), encoder_rows_(std::move(encoder_rows)) {
   const double u = UnitRoundoff(arithmetic);
   q_ = detail::RoundingVarianceFactor() * u * u;
+  wide_ = arithmetic == Arithmetic::kFloat32Acc64;
   if (N < 2 || c < 1) return;  // the Evaluator rejects these sizes
   // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
   const double entry = arithmetic == Arithmetic::kFloat64 ? 1.0 : 2.0;
   // Encode e_i(t) = sum_k E[t,k] g[k] left to right: entry and product rounding (entry) on every
-  // term, and term k is in the partial sums P_m, m = max(k, 1) .. c-1.
+  // term, and term k is in the partial sums P_m, m = max(k, 1) .. c-1. Wide: the float64 dot
+  // product is rounded once, Var = q ||E_i[t,:]||^2.
   beta_.resize(c);
-  for (int k = 0; k < c; ++k) beta_(k) = entry + (c - std::max(k, 1));
+  for (int k = 0; k < c; ++k) beta_(k) = wide_ ? 1.0 : entry + (c - std::max(k, 1));
   // Decode S[k] = g[k] + sum_r D[k,r] o[r]: partial sum P_m rounded once for m = 1 .. c-1 and
   // once more when g[k] is added (m = c-1; for c = 1 that is the only rounding), so
   // sum_m w_m Var P_m = sum_{r,r'} D[k,r] D[k,r'] G[r,r'] Ω[r,r'], Ω[r,r'] = sum_{m >= max} w_m.
   // The diagonal adds entry and product rounding (entry times Var o[r] = G[r,r]) and the
   // subtraction that forms o[r] for r >= 1 (q Var o[r] into the observation's error).
   std::vector<double> tail(c + 1, 0.0);  // tail[m] = sum_{m' >= m} w_m'
+  // Wide: only the stored result is rounded (m = c-1), and D is the float64 one (no entry or
+  // product rounding); the observation's subtraction stays.
   for (int m = c - 1; m >= 0; --m) {
-    const double w = (m >= 1 ? 1.0 : 0.0) + (m == c - 1 ? 1.0 : 0.0);
+    const double w = (m >= 1 && !wide_ ? 1.0 : 0.0) + (m == c - 1 ? 1.0 : 0.0);
     tail[m] = tail[m + 1] + w;
   }
   omega_.resize(c, c);
   for (int r = 0; r < c; ++r)
     for (int s = 0; s < c; ++s) omega_(r, s) = tail[std::max(r, s)];
-  for (int r = 0; r < c; ++r) omega_(r, r) += entry + (r >= 1 ? 1.0 : 0.0);
+  for (int r = 0; r < c; ++r) omega_(r, r) += (wide_ ? 0.0 : entry) + (r >= 1 ? 1.0 : 0.0);
 }
 
 RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
@@ -61,8 +65,12 @@ RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
       double X_it = 0;
       for (int s = 0; s < N; ++s) X_it += n2(i - s, t - s);
       double hop = 0;
-      if (t >= 1) hop += q_ * (X_it + n2(i, t - N));
-      if (t >= N) hop += q_ * X_it;
+      if (wide_) {
+        if (t >= 1) hop += q_ * X_it;  // rounded once
+      } else {
+        if (t >= 1) hop += q_ * (X_it + n2(i, t - N));
+        if (t >= N) hop += q_ * X_it;
+      }
       ring.R(i, t) = (t >= 1 ? ring.R(Mod(i - 1, N), t - 1) : 0.0) + hop;
     }
   return ring;
@@ -131,8 +139,8 @@ void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decodin
     for (int i = 0; i < N; ++i) {
       const double h = q_ * lambda(i, t);
       if (h == 0) continue;
-      if (t >= N) mu(i, t - N) += h;
-      const double hx = h * (t >= N ? 2.0 : 1.0);
+      if (t >= N && !wide_) mu(i, t - N) += h;
+      const double hx = h * (t >= N && !wide_ ? 2.0 : 1.0);
       for (int s = 0; s < N && s <= t; ++s) mu(Mod(i - s, N), t - s) += hx;
     }
   for (int i = 0; i < N; ++i)

@@ -71,6 +71,7 @@ class RoundingModel {
   int N_, c_, L_;
   std::vector<int> encoder_rows_;
   double q_;              // 0.18 u^2
+  bool wide_ = false;     // float32+acc64: each stored result rounded once
   Eigen::RowVectorXd beta_;  // encode: venc(i, t) = q sum_k beta_k E_i[t, k]^2
   Eigen::MatrixXd omega_;    // Ω' (c x c)
 };

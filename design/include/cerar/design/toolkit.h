@@ -30,8 +30,11 @@ std::string ToString(Precision p);
 inline constexpr int kDefaultMaxDigits = 400;
 
 // Target arithmetic of a run, for the error model and tuning.
-enum class Arithmetic { kFloat32, kFloat64, kBFloat16 };
-Arithmetic ParseArithmetic(const std::string& name);  // "float32" | "float64" | "bfloat16"
+// kFloat32Acc64: float32 buffers and packets, the arithmetic in float64 with each stored result
+// rounded once (the runtime's Accumulation::kFloat64).
+enum class Arithmetic { kFloat32, kFloat64, kBFloat16, kFloat32Acc64 };
+// "float32" | "float64" | "bfloat16" | "float32+acc64"
+Arithmetic ParseArithmetic(const std::string& name);
 std::string ToString(Arithmetic a);
 double UnitRoundoff(Arithmetic a);  // 2^-24, 2^-53, 2^-8
 
