@@ -132,6 +132,9 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         const double d2 = Dj(k, r) * Dj(k, r);
         propagated += d2 * vo[r];
         entries += d2 * Vo[r];
+        // Rows N apart lie on one ring diagonal: row r + kN holds all of row r's ring error.
+        const double shared = R[Mod(j - 1, N)][N - 2 + r];
+        for (int r2 = r + N; r2 < c; r2 += N) propagated += 2 * Dj(k, r) * Dj(k, r2) * shared;
       }
       std::fill(partial_var.begin(), partial_var.end(), 0.0);
       for (const Window& w : windows) {

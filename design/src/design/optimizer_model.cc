@@ -94,6 +94,14 @@ RoundingModel::RankRounding RoundingModel::Rank(int j, const Ring& ring,
   const Eigen::MatrixXd G = RqU.transpose() * d.Rq;
   out.M = q_ * G.cwiseProduct(omega_);
   out.M.diagonal() += out.a;
+  // Rows N apart lie on one diagonal of the ring: row r + kN holds all of row r's ring error.
+  for (int r = 0; r < c; ++r) {
+    const double shared = ring.R(Mod(j - 1, N), N - 2 + r);
+    for (int r2 = r + N; r2 < c; r2 += N) {
+      out.M(r, r2) += shared;
+      out.M(r2, r) += shared;
+    }
+  }
   out.value = (d.D * out.M).cwiseProduct(d.D).sum() + q_ * c;
   return out;
 }
@@ -130,8 +138,14 @@ void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decodin
       gx.row(row) += (2 * q_ * alpha(r)) * beta_.cwiseProduct(X.row(row));
     }
   }
+  // The ring's error of row r also sits in rows r + kN (Rank): weight 2 (Dᵀ D)[r, r + kN] each.
+  const Mat DtD = weight * (d.D.transpose() * d.D);
   Mat lambda = Mat::Zero(N, L);
-  for (int r = 0; r < c; ++r) lambda(Mod(j - 1, N), N - 2 + r) = alpha(r);
+  for (int r = 0; r < c; ++r) {
+    double seed = alpha(r);
+    for (int r2 = r + N; r2 < c; r2 += N) seed += 2 * DtD(r, r2);
+    lambda(Mod(j - 1, N), N - 2 + r) = seed;
+  }
   for (int t = L - 2; t >= 0; --t)
     for (int i = 0; i < N; ++i) lambda(i, t) += lambda(Mod(i + 1, N), t + 1);
   Mat mu = Mat::Zero(N, L);
