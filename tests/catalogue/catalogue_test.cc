@@ -104,13 +104,22 @@ TEST_P(OptimisedFile, OptimisedForFloat32AndBeatsItsEpsDesignThere) {
   const double measured = Simulate(opt, so).measured_err_rms;
   const double eps_measured = Simulate(eps, so).measured_err_rms;
   EXPECT_LT(measured, eps_measured) << GetParam() << " against " << eps_name;
-  // ... and the model agrees with the run, for both.
+  // ... and the model agrees with the run, for both. In plain float32 the back end's GEMM sums
+  // in blocks, not left to right as the model assumes, so it rounds a little less: measured /
+  // predicted 0.93-1.01 on the catalogue (docs/error-model.md). Sampling noise at 2^16: < 1 %.
   for (const auto& [d, m] : {std::pair{&opt, measured}, std::pair{&eps, eps_measured}})
-    EXPECT_NEAR(m / d->figures()->predicted_error.at("float32"), 1.0, 0.2);
-  // The same design with float64 accumulation (docs/runtime.md): smaller error, still modelled.
+    EXPECT_NEAR(m / d->figures()->predicted_error.at("float32"), 1.0, 0.1) << GetParam();
+  // The same design with float64 accumulation (docs/runtime.md): a smaller error, and one
+  // rounding per stored result leaves no summation order to the back end, so the model with the
+  // ring's rows N apart correlated holds to 1 % (0.995-1.009); the independent-rows model was
+  // 5-12 % high on the c = 3N designs.
   so.accumulation = Accumulation::kFloat64;
-  const double wide = Simulate(opt, so).measured_err_rms;
-  EXPECT_LT(wide, measured);
+  for (const Design* d : {&opt, &eps}) {
+    const double wide = Simulate(*d, so).measured_err_rms;
+    EXPECT_LT(wide, d == &opt ? measured : eps_measured) << d->N() << ", " << d->c();
+    EXPECT_NEAR(wide / d->figures()->predicted_error.at("float32+acc64"), 1.0, 0.03)
+        << GetParam() << (d == &opt ? "" : " (its eps design)");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrices, OptimisedFile, ::testing::ValuesIn(OptimisedFiles()),
