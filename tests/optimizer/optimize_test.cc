@@ -319,6 +319,17 @@ TEST(Optimize, DefaultVariablesByProblemSize) {
   EXPECT_EQ(ResolveVariables(o), Variables::kShiftInvariant);
 }
 
+// The predicted error in `target` (mp50) of an optimised design's eps start, rebuilt from the
+// eps its provenance records.
+double StartPredicted(const Design& d, const std::string& target) {
+  ConstructionOptions co;
+  co.N = d.N();
+  co.c = d.c();
+  co.eps = d.provenance().parameters.at("start").at("eps").get<double>();
+  co.precision = Precision::kMp50;
+  return MakeConstruction(co).figures()->predicted_error.at(target);
+}
+
 // Objective predicted: the design's predicted float32 error (the toolkit's model, in mp50) is
 // below the eps start's, whose eps minimises that model; the provenance records the target.
 TEST(Optimize, PredictedErrorForATargetArithmetic) {
@@ -339,18 +350,36 @@ TEST(Optimize, PredictedErrorForATargetArithmetic) {
   ASSERT_TRUE(p.at("improved").get<bool>());
   const Figures hp = Analyse(d, Precision::kMp50);
   const double got = hp.predicted_error.at("float32");
-  ConstructionOptions co;
-  co.N = 4;
-  co.c = 8;
-  co.eps = p.at("start").at("eps").get<double>();
-  co.precision = Precision::kMp50;
-  const double start = MakeConstruction(co).figures()->predicted_error.at("float32");
+  const double start = StartPredicted(d, "float32");
   EXPECT_LT(got, 0.9 * start);
   // The start is the eps construction's own optimum for float32 (TuneEps, independently).
   const double tuned = TuneEps(Construction::kEps, 4, 8, Arithmetic::kFloat32, Precision::kMp50)
                            .design.figures()
                            ->predicted_error.at("float32");
   EXPECT_NEAR(start / tuned, 1.0, 2e-3);
+}
+
+// float32+acc64: a float32 run first (its continuation and its predicted-error stage), then the
+// float32+acc64 error from that design; the result beats the float32+acc64 eps start in that
+// arithmetic's model (mp50), and the provenance says which stage started from what.
+TEST(Optimize, Float32Acc64StartsFromAFloat32Design) {
+  OptimizeOptions o = Small(4, 8, OptimizeOptions::kNoKappaBound, 900);
+  o.objective = Objective::kPredicted;
+  o.target = Arithmetic::kFloat32Acc64;
+  const Design d = Optimize(o);
+  const auto& p = d.provenance().parameters;
+  EXPECT_EQ(p.at("target").get<std::string>(), "float32+acc64");
+  // err_rms at kappa 100 and 1000 (below the float32 start's kappa), float32, float32+acc64.
+  EXPECT_EQ(p.at("optimizer").at("stages").get<int>(), 4);
+  const auto& starts = p.at("optimizer").at("stage_starts");
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_NE(starts[2].get<std::string>().find("in float32+acc64 from the float32 design"),
+            std::string::npos)
+      << starts[2];
+  EXPECT_EQ(starts[1].get<std::string>().find("from the float32 design"), std::string::npos);
+  ASSERT_TRUE(p.at("improved").get<bool>());
+  const double got = Analyse(d, Precision::kMp50).predicted_error.at("float32+acc64");
+  EXPECT_LT(got, 0.9 * StartPredicted(d, "float32+acc64"));
 }
 
 TEST(Pareto, RejectsBadOptionsWithTheMessageOfValidate) {

@@ -165,6 +165,11 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
       {"rounds", run.search.rounds},
       {"stopped_by", run.search.stopped_by},
       {"elapsed_s", run.search.elapsed_s}};
+  if (o.objective == Objective::kPredicted && o.target == Arithmetic::kFloat32Acc64)
+    prm["optimizer"]["precursor"] =
+        "the stages of a float32 run (from the float32 eps start, with the continuation above) "
+        "come first; the float32+acc64 stage starts from its design rescaled to budgets up to "
+        "16 times its kappa, or as it is, or from the eps point, whichever is best";
   prm["start"] = {{"construction", "eps"},
                   {"eps", run.start_eps},
                   {"chosen_by", o.objective == Objective::kPredicted

@@ -1,7 +1,8 @@
 // The optimiser's float64 run (docs/optimizer.md §5-§6), in named stages:
 //
 //   ChooseStart     the eps point for the budget (or for the target arithmetic)
-//   PlanStages      the kappa-continuation budgets and the figure each stage searches
+//   PlanStages      the kappa-continuation budgets, the figure each stage searches and, for a
+//                   predicted error, the arithmetic (float32+acc64: a float32 run first)
 //   StageBudget     the share of time and evaluations each stage may use
 //   SearchFresh     a stage from an eps point: shift-invariant warm start, then per rank
 //   CarryOver       a later stage's start: the previous design rescaled, or the eps point
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -70,20 +72,38 @@ Eigen::VectorXd Perturbed(const Eigen::VectorXd& x, const OptimizeOptions& o) {
 struct Stage {
   double kappa = kInf;  // the budget (infinite: none)
   Norm norm = Norm::kFrobenius;
+  Arithmetic target = Arithmetic::kFloat32;  // of Norm::kPredicted
 };
+
+std::optional<Arithmetic> PrecursorOf(const OptimizeOptions& o) {
+  if (o.objective == Objective::kPredicted && o.target == Arithmetic::kFloat32Acc64)
+    return Arithmetic::kFloat32;
+  return std::nullopt;
+}
 
 // Rescaled continuation (§6): budgets kappa_max / f^s >= continuation_from, smallest first, on
 // the objective's figure, then kappa_max. kPredicted: the continuation budgets below the start's
 // kappa (err_rms under each), then the predicted error under kappa_max.
+// float32+acc64 (PrecursorOf): the stages of a float32 run (from the float32 eps start), then
+// the float32+acc64 error from its design. Searched from its own eps start, whose kappa is
+// ~1e5 at c = 3N, the acc64 search lands in worse optima than the float32 design rescaled to a
+// larger budget (docs/optimizer.md §8b: N = 8, c = 24, 100 s, measured 3.74e-3 against 1.99e-3).
 std::vector<Stage> PlanStages(const OptimizeOptions& o, const Figures& start) {
   const double from = EffectiveContinuationFrom(o), f = o.continuation_factor;
   const Norm norm = NormOf(o.objective);
   std::vector<Stage> stages;
+  if (const auto precursor = PrecursorOf(o)) {
+    OptimizeOptions first = o;
+    first.target = *precursor;
+    stages = PlanStages(first, BestEpsForTarget(o.N, o.c, *precursor, o.kappa_max).figures);
+    stages.push_back({o.kappa_max, norm, o.target});
+    return stages;
+  }
   if (o.objective == Objective::kPredicted) {
     const double top = std::min(o.kappa_max, std::max(start.kappa_dec, start.kappa_enc));
     if (from > 0)
       for (double k = from; k < top * (1 - 1e-9); k *= f) stages.push_back({k, Norm::kFrobenius});
-    stages.push_back({o.kappa_max, norm});
+    stages.push_back({o.kappa_max, norm, o.target});
     return stages;
   }
   if (from > 0)
@@ -141,23 +161,29 @@ Carried CarryOver(const Evaluator& ev, bool per_rank, const Stage& stage,
                   const Eigen::VectorXd& previous, double previous_eps, double previous_log_err,
                   double stage_eps, const Stage& previous_stage) {
   Carried out;
-  const bool to_predicted = stage.norm == Norm::kPredicted && previous_stage.norm != stage.norm;
+  const bool to_predicted =
+      stage.norm == Norm::kPredicted &&
+      (previous_stage.norm != stage.norm || previous_stage.target != stage.target);
   const bool kappas = std::isfinite(stage.kappa);
   if (to_predicted) {
     // No budget to fit: the predicted error prices kappa. The previous design (optimised for
-    // err_rms at a smaller budget) rescaled to budgets up to 16 times larger, in steps of
+    // err_rms at a smaller budget, or for the predicted error in a coarser arithmetic) rescaled
+    // to budgets up to 16 times larger (than its budget, or than its kappa), in steps of
     // sqrt(2), and as it is; the smallest predicted error wins.
-    const auto r = ev.Evaluate(previous.data(), stage.norm, false, kappas);
+    const auto r = ev.Evaluate(previous.data(), stage.norm, false, true);
     out.transfer.x = previous;
     out.transfer.log_err = r.singular ? kInf : MaxOf(r.log_err);
     out.transfer.how = "previous best";
     out.transfer.evaluations = 1;
-    for (int k = 1; k <= 8; ++k) {
-      const double budget = previous_stage.kappa * std::pow(2.0, k / 2.0);
+    const double from_kappa =
+        previous_stage.norm == Norm::kPredicted
+            ? std::exp(std::max(MaxOf(r.log_kappa_dec), MaxOf(r.log_kappa_enc)))
+            : previous_stage.kappa;
+    for (int k = 1; k <= 8 && std::isfinite(from_kappa); ++k) {
+      const double budget = from_kappa * std::pow(2.0, k / 2.0);
       if (budget > stage.kappa) break;
       Transfer t = RescaleToBudget(ev, per_rank, previous, previous_eps,
-                                   previous_eps * previous_stage.kappa / budget, budget,
-                                   stage.norm);
+                                   previous_eps * from_kappa / budget, budget, stage.norm);
       out.transfer.evaluations += t.evaluations;
       if (t.log_err < out.transfer.log_err) {
         const int evaluations = out.transfer.evaluations;
@@ -187,6 +213,11 @@ Carried CarryOver(const Evaluator& ev, bool per_rank, const Stage& stage,
   out.fresh = !(out.transfer.log_err < eps_log_err);
   std::ostringstream how;
   how << "kappa " << stage.kappa << (stage.norm == Norm::kPredicted ? " (predicted error)" : "")
+      << (stage.target != previous_stage.target && stage.norm == Norm::kPredicted &&
+                  previous_stage.norm == Norm::kPredicted
+              ? " in " + ToString(stage.target) + " from the " + ToString(previous_stage.target) +
+                    " design"
+              : "")
       << ": " << out.transfer.how << ", figure " << std::exp(out.transfer.log_err)
       << " (previous stage err " << std::exp(previous_log_err) << ", eps point "
       << std::exp(eps_log_err) << ")" << (out.fresh ? "; started from the eps point instead" : "");
@@ -210,6 +241,7 @@ Eigen::VectorXd NormaliseGauge(const Eigen::VectorXd& x, const Eigen::VectorXd& 
 // The eps of the eps point a stage searches from when it starts afresh.
 double StageEps(const OptimizeOptions& o, const Stage& stage, bool last, double start_eps) {
   if (last) return start_eps;
+  if (stage.norm == Norm::kPredicted) return BestEpsForTarget(o.N, o.c, stage.target, o.kappa_max).eps;
   const EpsAtKappa e = BestEpsWithinKappa(o.N, o.c, stage.kappa, /*bound_kappa_enc=*/true);
   return e.eps;  // the eps of smallest kappa when none meets the budget
 }
@@ -240,7 +272,8 @@ struct RunState {
 };
 
 // Stage st: its budgets (StageEnd of the run's time and evaluations, less what was used), its
-// start (CarryOver, or SearchFresh from the eps point for its budget), its search.
+// start (CarryOver, or SearchFresh from the eps point for its budget), its search. `ev`
+// evaluates the stage's figure (for Norm::kPredicted, in the stage's arithmetic).
 SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
                       const std::vector<Stage>& stages, int st, const Float64Run& run,
                       SearchSettings settings, int evaluations_used, RunState& state) {
@@ -278,7 +311,8 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
     Eigen::VectorXd xs = state.x0;
     if (!last) xs = EpsPoint(o.N, o.c, stage_eps, per_rank) + (state.x0 - run.start_x);
     r = SearchFresh(ev, per_rank, xs, Perturbed(EpsBaseSequence(o.N, o.c, stage_eps), o),
-                    o.target, settings, &state.progress_base);
+                    stage.norm == Norm::kPredicted ? stage.target : o.target, settings,
+                    &state.progress_base);
     state.current_eps = stage_eps;
     if (st == 0) state.first_eps = stage_eps;
   }
@@ -329,10 +363,18 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
       user(q);
     };
   const std::vector<Stage> stages = PlanStages(options, run.start_figures);
+  // A stage in another arithmetic than the run's (PrecursorOf) gets its own evaluator.
+  std::optional<Evaluator> precursor;
+  if (const auto target = PrecursorOf(options))
+    precursor.emplace(N, c, PerRank(options) ? Parametrisation::kPerRank
+                                             : Parametrisation::kShiftInvariant,
+                      *target);
   SearchResult total;
   for (int st = 0; st < int(stages.size()); ++st) {
-    const SearchResult r = RunStage(options, ev, stages, st, run, settings, total.evaluations,
-                                    state);
+    const Stage& stage = stages[st];
+    const bool other = stage.norm == Norm::kPredicted && stage.target != options.target;
+    const SearchResult r = RunStage(options, other ? *precursor : ev, stages, st, run, settings,
+                                    total.evaluations, state);
     total.Add(r);
     if (st == int(stages.size()) - 1) {
       total.x = r.x;
