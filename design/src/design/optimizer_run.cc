@@ -87,7 +87,7 @@ std::optional<Arithmetic> PrecursorOf(const OptimizeOptions& o) {
 // float32+acc64 (PrecursorOf): the stages of a float32 run (from the float32 eps start), then
 // the float32+acc64 error from its design. Searched from its own eps start, whose kappa is
 // ~1e5 at c = 3N, the acc64 search lands in worse optima than the float32 design rescaled to a
-// larger budget (docs/optimizer.md §8b: N = 8, c = 24, 100 s, measured 3.74e-3 against 1.99e-3).
+// larger budget (docs/optimizer.md §8b: N = 8, c = 24, 100 s, measured 3.74e-3 against 2.08e-3).
 std::vector<Stage> PlanStages(const OptimizeOptions& o, const Figures& start) {
   const double from = EffectiveContinuationFrom(o), f = o.continuation_factor;
   const Norm norm = NormOf(o.objective);
@@ -241,7 +241,8 @@ Eigen::VectorXd NormaliseGauge(const Eigen::VectorXd& x, const Eigen::VectorXd& 
 // The eps of the eps point a stage searches from when it starts afresh.
 double StageEps(const OptimizeOptions& o, const Stage& stage, bool last, double start_eps) {
   if (last) return start_eps;
-  if (stage.norm == Norm::kPredicted) return BestEpsForTarget(o.N, o.c, stage.target, o.kappa_max).eps;
+  if (stage.norm == Norm::kPredicted)
+    return BestEpsForTarget(o.N, o.c, stage.target, o.kappa_max).eps;
   const EpsAtKappa e = BestEpsWithinKappa(o.N, o.c, stage.kappa, /*bound_kappa_enc=*/true);
   return e.eps;  // the eps of smallest kappa when none meets the budget
 }
