@@ -165,11 +165,14 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
       {"rounds", run.search.rounds},
       {"stopped_by", run.search.stopped_by},
       {"elapsed_s", run.search.elapsed_s}};
-  if (o.objective == Objective::kPredicted && o.target == Arithmetic::kFloat32Acc64)
+  if (run.precursor) {
+    const std::string before = ToString(*run.precursor), target = ToString(o.target);
     prm["optimizer"]["precursor"] =
-        "the stages of a float32 run (from the float32 eps start, with the continuation above) "
-        "come first; the float32+acc64 stage starts from its design rescaled to budgets up to "
-        "16 times its kappa, or as it is, or from the eps point, whichever is best";
+        "the stages of a " + before + " run (from the " + before +
+        " eps start, with the continuation above) come first; the " + target +
+        " stage starts from its design rescaled to budgets up to 16 times its kappa, or as it "
+        "is, or from the eps point, whichever is best";
+  }
   prm["start"] = {{"construction", "eps"},
                   {"eps", run.start_eps},
                   {"chosen_by", o.objective == Objective::kPredicted

@@ -161,9 +161,12 @@ Carried CarryOver(const Evaluator& ev, bool per_rank, const Stage& stage,
                   const Eigen::VectorXd& previous, double previous_eps, double previous_log_err,
                   double stage_eps, const Stage& previous_stage) {
   Carried out;
+  // From a predicted-error stage in another arithmetic (PrecursorOf).
+  const bool new_arithmetic = stage.norm == Norm::kPredicted &&
+                              previous_stage.norm == Norm::kPredicted &&
+                              previous_stage.target != stage.target;
   const bool to_predicted =
-      stage.norm == Norm::kPredicted &&
-      (previous_stage.norm != stage.norm || previous_stage.target != stage.target);
+      stage.norm == Norm::kPredicted && (previous_stage.norm != stage.norm || new_arithmetic);
   const bool kappas = std::isfinite(stage.kappa);
   if (to_predicted) {
     // No budget to fit: the predicted error prices kappa. The previous design (optimised for
@@ -213,11 +216,9 @@ Carried CarryOver(const Evaluator& ev, bool per_rank, const Stage& stage,
   out.fresh = !(out.transfer.log_err < eps_log_err);
   std::ostringstream how;
   how << "kappa " << stage.kappa << (stage.norm == Norm::kPredicted ? " (predicted error)" : "")
-      << (stage.target != previous_stage.target && stage.norm == Norm::kPredicted &&
-                  previous_stage.norm == Norm::kPredicted
-              ? " in " + ToString(stage.target) + " from the " + ToString(previous_stage.target) +
-                    " design"
-              : "")
+      << (new_arithmetic ? " in " + ToString(stage.target) + " from the " +
+                               ToString(previous_stage.target) + " design"
+                         : "")
       << ": " << out.transfer.how << ", figure " << std::exp(out.transfer.log_err)
       << " (previous stage err " << std::exp(previous_log_err) << ", eps point "
       << std::exp(eps_log_err) << ")" << (out.fresh ? "; started from the eps point instead" : "");
@@ -365,11 +366,12 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
     };
   const std::vector<Stage> stages = PlanStages(options, run.start_figures);
   // A stage in another arithmetic than the run's (PrecursorOf) gets its own evaluator.
+  run.precursor = PrecursorOf(options);
   std::optional<Evaluator> precursor;
-  if (const auto target = PrecursorOf(options))
+  if (run.precursor)
     precursor.emplace(N, c, PerRank(options) ? Parametrisation::kPerRank
                                              : Parametrisation::kShiftInvariant,
-                      *target);
+                      *run.precursor);
   SearchResult total;
   for (int st = 0; st < int(stages.size()); ++st) {
     const Stage& stage = stages[st];

@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,8 @@ struct Float64Run {
   SearchResult search;             // totals over all stages; x, objective of the last
   int stages = 1;                  // kappa-continuation stages (+1 for kPredicted's last)
   std::vector<std::string> stage_starts;  // how each stage after the first started
+  // The arithmetic of the stages run before the target's (float32 for float32+acc64), if any.
+  std::optional<Arithmetic> precursor;
   bool skipped = false;                   // start already exact: nothing to optimise
 };
 // The evaluator's layout follows ResolveVariables(options); its target is options.target.
