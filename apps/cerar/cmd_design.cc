@@ -84,7 +84,9 @@ Design CheckedBySimulation(const Design& d, design::Arithmetic target, long long
   so.count = std::size_t(count);
   so.dtype = target == design::Arithmetic::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   so.accumulation = target == design::Arithmetic::kFloat32Acc64 ? Accumulation::kFloat64
-                                                                 : Accumulation::kBuffer;
+                    : target == design::Arithmetic::kFloat32Acc64Feedback
+                        ? Accumulation::kFloat64Feedback
+                        : Accumulation::kBuffer;
   so.run_ring = false;
   const double measured = Simulate(d, so).measured_err_rms;
   const double predicted = design::PredictedError(*d.figures(), d.N(), d.c(), target);
@@ -187,7 +189,8 @@ void AddDesignCommand(CLI::App& app) {
   auto* tune_opt = cmd->add_option(
       "--tune", args->tune,
       "target arithmetic float32 | float64 | bfloat16 | float32+acc64 (float32 packets, float64 "
-      "arithmetic: simulate --accumulate f64): eps, vandermonde: pick eps for it; "
+      "arithmetic: simulate --accumulate f64) | float32+acc64+feedback (and the packets' "
+      "rounding fed back: --accumulate f64+feedback): eps, vandermonde: pick eps for it; "
       "optimized: minimise the predicted error in it");
   eps_opt->excludes(tune_opt);
   cmd->add_option("--precision", args->precision,
@@ -208,7 +211,7 @@ void AddDesignCommand(CLI::App& app) {
         throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
       if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
         throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
-                       "float32|float64|bfloat16|float32+acc64");
+                       "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback");
       if (tune_opt->count() > 0 && objective_opt->count() > 0)
         throw CliError("design: --tune optimises the predicted error; drop --objective " +
                        args->objective);
@@ -219,7 +222,8 @@ void AddDesignCommand(CLI::App& app) {
       if (!why.empty()) throw InvalidArgument("design: " + why);
     }
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
-      throw CliError("design: give --eps VALUE or --tune float32|float64|bfloat16|float32+acc64");
+      throw CliError("design: give --eps VALUE or --tune "
+                     "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
       throw InvalidArgument("--eps " + Number(args->eps) +
                             ": eps must be finite and >= 0");

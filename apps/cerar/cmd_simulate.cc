@@ -18,7 +18,12 @@ namespace {
 // a float64 buffer computes in float64 either way.
 std::string ModelArithmetic(DType dtype, Accumulation accumulation) {
   if (dtype == DType::kFloat64) return "float64";
-  return accumulation == Accumulation::kFloat64 ? "float32+acc64" : "float32";
+  switch (accumulation) {
+    case Accumulation::kFloat64: return "float32+acc64";
+    case Accumulation::kFloat64Feedback: return "float32+acc64+feedback";
+    case Accumulation::kBuffer: break;
+  }
+  return "float32";
 }
 
 struct SimulateArgs {
@@ -40,8 +45,9 @@ void AddSimulateCommand(CLI::App& app) {
   cmd->add_option("--count", a->count, "elements per rank (>= 0)")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "f32 | f64")->capture_default_str();
   cmd->add_option("--accumulate", a->accumulate,
-                  "buffer | f64: encode, ring step and decode in the buffer's dtype, or in "
-                  "float64 with each result rounded once (same bytes sent)")
+                  "buffer | f64 | f64+feedback: encode, ring step and decode in the buffer's "
+                  "dtype, or in float64 with each result rounded once (same bytes sent), and "
+                  "with the packets' rounding fed back once per lap (N more workspace rows)")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "random seed")
       ->check(NonNegativeInteger())
@@ -55,9 +61,10 @@ void AddSimulateCommand(CLI::App& app) {
       throw InvalidArgument("simulate: --dtype '" + Printable(a->dtype) + "' must be f32 or f64");
     const DType dtype = ParseDType(a->dtype);
     if (a->accumulate != ToString(Accumulation::kBuffer) &&
-        a->accumulate != ToString(Accumulation::kFloat64))
+        a->accumulate != ToString(Accumulation::kFloat64) &&
+        a->accumulate != ToString(Accumulation::kFloat64Feedback))
       throw InvalidArgument("simulate: --accumulate '" + Printable(a->accumulate) +
-                            "' must be buffer or f64");
+                            "' must be buffer, f64 or f64+feedback");
     const Accumulation accumulation = ParseAccumulation(a->accumulate);
     Design design = LoadDesign(a->path, DesignLoadOptions());
     SimulateOptions options;
@@ -93,7 +100,9 @@ void AddSimulateCommand(CLI::App& app) {
     std::printf("simulate    %s: N = %d, c = %d, count = %lld, %s%s, seed %llu\n",
                 Printable(a->path, 1024).c_str(),
                 design.N(), design.c(), a->count, a->dtype.c_str(),
-                accumulation == Accumulation::kFloat64 ? " (f64 accumulation)" : "",
+                accumulation == Accumulation::kFloat64           ? " (f64 accumulation)"
+                : accumulation == Accumulation::kFloat64Feedback ? " (f64 accumulation, feedback)"
+                                                                  : "",
                 static_cast<unsigned long long>(a->seed));
     std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",
                 r.measured_err_rms, r.recorded_err_rms, r.ring_err);

@@ -60,6 +60,7 @@ struct CodedAllReduce::Plan {
   WorkspaceLayout layout;
   std::vector<Transport::Handle> handles;  // ring of max(S, K) exchange handles
   bool split_arithmetic = true;  // host back end: Transport::Progress between blocks
+  bool feedback = false;         // the back end feeds the packets' rounding back
 };
 
 namespace {
@@ -102,8 +103,9 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   backend.SetAccumulation(options.accumulation);
   plan_ = std::make_unique<Plan>();
   plan_->segments = PlanSegments(count, c, cols);
-  plan_->layout =
-      MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots);
+  plan_->feedback = backend.FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), c);
+  plan_->layout = MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots,
+                                      plan_->feedback);
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
   plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
@@ -188,9 +190,20 @@ void CodedAllReduce::Run(void* buffer) {
       const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
       const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
       char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
+      // Feedback of the diagonal x(t) starts: written at round t - N (none before round N),
+      // rewritten now for round t + N (none when no later round reads it).
+      char* feedback = plan_->feedback ? at(ws.feedback_row(t), sg.col0) : nullptr;
+      const char* feedback_in = t >= N ? feedback : nullptr;
+      char* feedback_out = a.send && t + N <= L ? feedback : nullptr;
       blocks(sg, kStepFlopsPerColumn, [&](std::size_t col0, std::size_t cols) {
         const std::size_t b = col0 - sg.col0;
-        backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), off(x, b), off(obs, b), cols);
+        if (plan_->feedback)
+          backend_.StepWithFeedback(dt, off(e_now, b), off(y, b), off(e_back, b),
+                                    off(feedback_in, b), off(x, b), off(obs, b),
+                                    off(feedback_out, b), cols);
+        else
+          backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), off(x, b), off(obs, b),
+                        cols);
       });
       if (a.send)
         handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);

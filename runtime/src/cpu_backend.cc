@@ -98,6 +98,24 @@ class CpuBackend final : public ComputeBackend {
       Unsupported(dtype);
   }
 
+  bool FeedsBackRounding(DType dtype) const override {
+    return dtype == DType::kFloat32 && accumulation_ == Accumulation::kFloat64Feedback;
+  }
+
+  void StepWithFeedback(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
+                        const void* feedback_in, void* x, void* obs, void* feedback_out,
+                        std::size_t len) override {
+    if (!FeedsBackRounding(dtype)) {
+      ComputeBackend::StepWithFeedback(dtype, e_now, y_prev, e_back, feedback_in, x, obs,
+                                       feedback_out, len);
+      return;
+    }
+    StepWideFeedback(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
+                     static_cast<const float*>(e_back), static_cast<const float*>(feedback_in),
+                     static_cast<float*>(x), static_cast<float*>(obs),
+                     static_cast<float*>(feedback_out), len);
+  }
+
   void Scale(DType dtype, void* x, std::size_t len, double scale) override {
     const auto n = static_cast<Eigen::Index>(len);
     if (dtype == DType::kFloat32)
@@ -203,7 +221,7 @@ class CpuBackend final : public ComputeBackend {
     }
   }
 
-  bool wide() const { return accumulation_ == Accumulation::kFloat64; }
+  bool wide() const { return accumulation_ != Accumulation::kBuffer; }
 
   // The wide path: a float64 copy of each column block (the block size in float64 elements),
   // the float64 GEMM, one rounding of the result.
@@ -219,6 +237,26 @@ class CpuBackend final : public ComputeBackend {
       wide_out_.noalias() = Er * wide_in_;
       StridedMap<float>(out + b, rows.count, w, Eigen::OuterStride<>(ld)) =
           wide_out_.cast<float>();
+    }
+  }
+
+  // StepWide adding feedback_in to tmp and accumulating x's rounding into feedback_out. The
+  // rounding x - (e_now + tmp) is exact in float64 (|x - sum| <= ulp32(sum) / 2, Sterbenz); the
+  // float32 store of the sum rounds it by a relative 2^-24 of an error already ~2^-24 of x.
+  static void StepWideFeedback(const float* e_now, const float* y_prev, const float* e_back,
+                               const float* feedback_in, float* x, float* obs,
+                               float* feedback_out, std::size_t len) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double fed = feedback_in ? double(feedback_in[i]) : 0.0;
+      const double tmp = (y_prev ? double(y_prev[i]) : 0.0) -
+                         (e_back ? double(e_back[i]) : 0.0) + fed;
+      const double sum = (e_now ? double(e_now[i]) : 0.0) + tmp;
+      if (obs) obs[i] = static_cast<float>(tmp);
+      if (x) {
+        const float packet = static_cast<float>(sum);
+        x[i] = packet;
+        if (feedback_out) feedback_out[i] = static_cast<float>(fed + (double(packet) - sum));
+      }
     }
   }
 

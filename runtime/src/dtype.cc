@@ -37,21 +37,29 @@ std::string ToString(Accumulation accumulation) {
   switch (accumulation) {
     case Accumulation::kBuffer: return "buffer";
     case Accumulation::kFloat64: return "f64";
+    case Accumulation::kFloat64Feedback: return "f64+feedback";
   }
   throw InvalidArgument("accumulation: unknown value " +
                         std::to_string(static_cast<int>(accumulation)));
 }
 
 Accumulation ParseAccumulation(const std::string& name) {
-  for (Accumulation a : {Accumulation::kBuffer, Accumulation::kFloat64})
+  for (Accumulation a :
+       {Accumulation::kBuffer, Accumulation::kFloat64, Accumulation::kFloat64Feedback})
     if (ToString(a) == name) return a;
-  throw InvalidArgument("accumulation '" + name + "': expected buffer or f64");
+  throw InvalidArgument("accumulation '" + name + "': expected buffer, f64 or f64+feedback");
 }
 
 void ComputeBackend::SetAccumulation(Accumulation accumulation) {
   if (accumulation != Accumulation::kBuffer)
     throw InvalidArgument("compute back end: accumulation " + ToString(accumulation) +
                           " is not supported, use buffer");
+}
+
+void ComputeBackend::StepWithFeedback(DType dtype, const void*, const void*, const void*,
+                                      const void*, void*, void*, void*, std::size_t) {
+  throw InvalidArgument("compute back end: rounding feedback is not supported for " +
+                        ToString(dtype) + " buffers with this accumulation");
 }
 
 }  // namespace cerar

@@ -60,6 +60,15 @@ int WorkspaceLayout::send_slot(std::size_t exchange) const {
   return static_cast<int>(exchange % static_cast<std::size_t>(send_slots));
 }
 
+int WorkspaceLayout::feedback_row(int t) const {
+  if (feedback_rows <= 0)
+    throw InvalidArgument("workspace: no feedback rows (round " + std::to_string(t) + ")");
+  if (t < 0 || t > L)
+    throw InvalidArgument("workspace: round " + std::to_string(t) + " outside [0, L = " +
+                          std::to_string(L) + "]");
+  return rows() + t % N;  // written at round t, read at t + N: one row serves both
+}
+
 WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
   WorkspaceLayout w;
   w.N = N;
@@ -69,13 +78,15 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
 }
 
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
-                                    const std::vector<Segment>& segments, int max_slots) {
+                                    const std::vector<Segment>& segments, int max_slots,
+                                    bool feedback) {
   if (max_slots < 1)
     throw InvalidArgument("workspace: " + std::to_string(max_slots) +
                           " send slots, expected >= 1");
   WorkspaceLayout w = MakeWorkspaceLayout(N, c);
   w.m = m;
   w.elem_bytes = elem_bytes;
+  w.feedback_rows = feedback ? N : 0;
   std::size_t max_cols = 0;
   for (const Segment& s : segments) {
     if (s.col0 + s.cols > m)
@@ -86,9 +97,11 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
   }
   w.send_slots = static_cast<int>(std::min<std::size_t>(std::size_t(max_slots), segments.size()));
   w.slot_bytes = detail::CheckedMul(max_cols, elem_bytes, "workspace: segment size");
-  // bytes() = (L + 2)·m·elem_bytes + send_slots·slot_bytes must fit, or every offset wraps.
+  // bytes() = (L + 2 + feedback_rows)·m·elem_bytes + send_slots·slot_bytes must fit, or every
+  // offset wraps.
   const std::size_t rows = detail::CheckedMul(
-      detail::CheckedMul(std::size_t(w.rows()), m, "workspace: rows"), elem_bytes,
+      detail::CheckedMul(std::size_t(w.rows() + w.feedback_rows), m, "workspace: rows"),
+      elem_bytes,
       "workspace: rows");
   detail::CheckedAdd(rows, detail::CheckedMul(std::size_t(w.send_slots), w.slot_bytes,
                                               "workspace: send slots"),

@@ -68,6 +68,10 @@ std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t se
 // so observation r always sits in row r (the decoder reads c rows with stride m), and the whole
 // workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
 // send_slots·segment_bytes bytes.
+//   feedback rows      : only when the back end feeds the packets' rounding back
+//                        (ComputeBackend::FeedsBackRounding): the feedback of the diagonal that
+//                        x(t) starts, written at round t and read at round t+N, in row
+//                        L+2 + (t mod N); N rows more, (1 + 2N/c)·d elements in all.
 //
 
 struct WorkspaceLayout {
@@ -76,24 +80,28 @@ struct WorkspaceLayout {
   std::size_t elem_bytes = 0;  // bytes per element
   int send_slots = 0;          // min(max_slots, S); 0 when there are no segments
   std::size_t slot_bytes = 0;  // bytes of the largest segment (max_cols · elem_bytes)
+  int feedback_rows = 0;       // N when the packets' rounding is fed back, else 0
 
   int rows() const { return L + 2; }
   int enc_row(int t) const { return 2 + t; }    // e(t)
   int obs_row(int r) const { return r; }        // o(N-2+r)
   int recv_row(int t) const;                    // y(t), t in [0, L)
   int send_slot(std::size_t exchange) const;    // exchange mod send_slots
+  int feedback_row(int t) const;                // rounds t in [0, L]: L + 2 + t mod N
   std::size_t row_offset(int r) const { return std::size_t(r) * m * elem_bytes; }
   std::size_t slot_offset(int k) const {
-    return row_offset(rows()) + std::size_t(k) * slot_bytes;
+    return row_offset(rows() + feedback_rows) + std::size_t(k) * slot_bytes;
   }
-  // (L + 2)·m·elem_bytes + send_slots·slot_bytes.
+  // (L + 2 + feedback_rows)·m·elem_bytes + send_slots·slot_bytes.
   std::size_t bytes() const { return slot_offset(send_slots); }
 };
 // Rows only (m = 0, no send slots): the row schedule, independent of the vector length.
 WorkspaceLayout MakeWorkspaceLayout(int N, int c);
 // The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments),
-// with min(max_slots, segments) send slots; max_slots >= 1 (InvalidArgument otherwise).
+// with min(max_slots, segments) send slots; max_slots >= 1 (InvalidArgument otherwise); with
+// `feedback`, N feedback rows.
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
-                                    const std::vector<Segment>& segments, int max_slots);
+                                    const std::vector<Segment>& segments, int max_slots,
+                                    bool feedback = false);
 
 }  // namespace cerar

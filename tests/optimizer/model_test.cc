@@ -85,14 +85,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{5, 12, Parametrisation::kPerRank, Arithmetic::kFloat32},
                       Case{4, 3, Parametrisation::kPerRank, Arithmetic::kFloat32},
                       Case{3, 9, Parametrisation::kShiftInvariant, Arithmetic::kFloat32Acc64},
-                      Case{4, 12, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64}),
+                      Case{4, 12, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64},
+                      Case{3, 9, Parametrisation::kShiftInvariant,
+                           Arithmetic::kFloat32Acc64Feedback},
+                      Case{4, 13, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64Feedback},
+                      Case{2, 5, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64Feedback}),
     [](const ::testing::TestParamInfo<Case>& tp) {
       return std::string("N") + std::to_string(std::get<0>(tp.param)) + "_c" +
              std::to_string(std::get<1>(tp.param)) +
              (std::get<2>(tp.param) == Parametrisation::kPerRank ? "_perrank_" : "_shift_") +
-             (std::get<3>(tp.param) == Arithmetic::kFloat32Acc64
-                  ? std::string("float32_acc64")  // test names take no '+'
-                  : ToString(std::get<3>(tp.param)));
+             [](std::string name) {  // test names take no '+'
+               for (char& ch : name)
+                 if (ch == '+') ch = '_';
+               return name;
+             }(ToString(std::get<3>(tp.param)));
     });
 
 // Scaling every encoder by s (D by 1/s) leaves a relative error unchanged; scaling one rank's

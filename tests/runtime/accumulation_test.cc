@@ -13,6 +13,7 @@
 #include "cerar/runtime/backend.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/simulate.h"
+#include "cases.h"
 #include "test_designs.h"
 
 namespace cerar {
@@ -184,6 +185,141 @@ TEST(Accumulation, Float64AccumulationLowersTheErrorOfAFloat32RunAtEqualBytes) {
   o.accumulation = Accumulation::kBuffer;
   const SimulateResult plain64 = Simulate(d, o);
   EXPECT_EQ(wide64.err_per_rank, plain64.err_per_rank);
+}
+
+// Accumulation::kFloat64Feedback: the names, and which back ends and dtypes feed back.
+TEST(Feedback, NamesAndWhoFeedsBack) {
+  EXPECT_EQ(ToString(Accumulation::kFloat64Feedback), "f64+feedback");
+  EXPECT_EQ(ParseAccumulation("f64+feedback"), Accumulation::kFloat64Feedback);
+  try {
+    ParseAccumulation("feedback");
+    FAIL() << "no throw";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("buffer, f64 or f64+feedback"), std::string::npos)
+        << e.what();
+  }
+  auto cpu = CreateCpuBackend();
+  EXPECT_TRUE(cpu->SupportsAccumulation(DType::kFloat32, Accumulation::kFloat64Feedback));
+  EXPECT_FALSE(cpu->FeedsBackRounding(DType::kFloat32));  // kBuffer until set
+  cpu->SetAccumulation(Accumulation::kFloat64);
+  EXPECT_FALSE(cpu->FeedsBackRounding(DType::kFloat32));
+  cpu->SetAccumulation(Accumulation::kFloat64Feedback);
+  EXPECT_TRUE(cpu->FeedsBackRounding(DType::kFloat32));
+  EXPECT_FALSE(cpu->FeedsBackRounding(DType::kFloat64));  // float64 buffers: nothing to feed
+  float v = 1;
+  EXPECT_THROW(cpu->StepWithFeedback(DType::kFloat64, &v, &v, &v, &v, &v, nullptr, &v, 1),
+               InvalidArgument);
+  BufferOnlyBackend other;
+  EXPECT_FALSE(other.FeedsBackRounding(DType::kFloat32));
+  EXPECT_THROW(other.StepWithFeedback(DType::kFloat32, &v, &v, &v, &v, &v, nullptr, &v, 1),
+               InvalidArgument);
+}
+
+// StepWithFeedback against a long-double reference, with the engine's aliasing (obs over y_prev,
+// feedback_out over feedback_in): obs and x are the correctly rounded tmp and e_now + tmp, and
+// feedback_out is feedback_in plus x's rounding error to float32 accuracy of that error.
+TEST(Feedback, StepIsCorrectlyRoundedAndKeepsTheRoundingError) {
+  const std::size_t n = 4099;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> e_now(n), y(n), e_back(n), fed(n), x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    e_now[i] = normal(rng);
+    y[i] = 4 * normal(rng);
+    e_back[i] = normal(rng);
+    fed[i] = 1e-6f * normal(rng);
+  }
+  const std::vector<float> y0 = y, fed0 = fed;
+  auto be = CreateCpuBackend();
+  be->SetAccumulation(Accumulation::kFloat64Feedback);
+  be->StepWithFeedback(DType::kFloat32, e_now.data(), y.data(), e_back.data(), fed.data(),
+                       x.data(), y.data(), fed.data(), n);
+  double worst_obs = 0, worst_x = 0, worst_fed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const long double tmp = (long double)y0[i] - e_back[i] + fed0[i];
+    const long double sum = (long double)e_now[i] + tmp;
+    worst_obs = std::max(worst_obs, UlpError(y[i], tmp));
+    worst_x = std::max(worst_x, UlpError(x[i], sum));
+    // The error x carries, added to what was fed: computed in float64 from exact terms, then
+    // stored in float32, so within 2^-24 (and a little) of the terms' magnitude.
+    const long double err = (long double)x[i] - sum;
+    const long double want = fed0[i] + err;
+    const long double size = std::fabs((long double)fed0[i]) + std::fabs(err);
+    if (size > 0)
+      worst_fed = std::max(worst_fed, double(std::fabs(fed[i] - want) / size));
+  }
+  EXPECT_LE(worst_obs, 0.5 + 1e-6);
+  EXPECT_LE(worst_x, 0.5 + 1e-6);
+  EXPECT_LE(worst_fed, 1.01 * 0x1p-24);
+  EXPECT_GT(worst_fed, 0.0);  // the stored sums do round: the check can see an error
+  // Without x nothing is fed (step L: only the last observation).
+  std::vector<float> fed2 = fed0, y2 = y0;
+  be->StepWithFeedback(DType::kFloat32, nullptr, y2.data(), e_back.data(), fed2.data(), nullptr,
+                       y2.data(), nullptr, n);
+  EXPECT_EQ(fed2, fed0);
+}
+
+// The engine with feedback (c > 2N): the same bytes, N more workspace rows, rank outputs within
+// the rounding budget of the window formula, and a second Run on the same engine gives the
+// first's result bit for bit (no feedback leaks from one run into the next).
+TEST(Feedback, EngineSendsTheSameBytesAndRepeatsItself) {
+  const Design d = test::RandomDesign(3, 7, 3);
+  ASSERT_TRUE(FeedsBackRounding(d.N(), d.c()));
+  const int N = d.N();
+  const std::size_t count = 3001;
+  for (Accumulation acc : {Accumulation::kFloat64, Accumulation::kFloat64Feedback}) {
+    std::vector<std::vector<float>> first(N), second(N);
+    std::vector<std::uint64_t> bytes(N);
+    std::vector<std::size_t> workspace(N);
+    std::vector<double> err(N), scale(N);
+    auto errors = RunInProcess(N, [&](Transport& tr) {
+      const int j = tr.rank();
+      const auto g = test::Inputs<float>(N, count, 9);
+      auto be = CreateCpuBackend();
+      AllReduceOptions o;
+      o.accumulation = acc;
+      o.segment_bytes = 1024;  // several segments per round
+      CodedAllReduce ar(d, tr, *be, count, o);
+      first[j] = g[j];
+      tr.ResetCounters();
+      ar.Run(first[j].data());
+      bytes[j] = tr.bytes_sent();
+      workspace[j] = ar.workspace_bytes();
+      second[j] = g[j];
+      ar.Run(second[j].data());
+      const auto ref = test::Reference(d, g, j, &scale[j]);
+      err[j] = test::DiffNorm(first[j], ref);
+    });
+    for (auto& e : errors)
+      if (e) ADD_FAILURE() << ExceptionMessage(e);
+    const std::size_t m = (count + d.c() - 1) / d.c();
+    const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
+    for (int j = 0; j < N; ++j) {
+      SCOPED_TRACE(ToString(acc) + ", rank " + std::to_string(j));
+      EXPECT_EQ(bytes[j], std::uint64_t(d.L()) * m * 4);
+      EXPECT_EQ(workspace[j],
+                plain + (acc == Accumulation::kFloat64Feedback ? std::size_t(N) * m * 4 : 0));
+      EXPECT_EQ(first[j], second[j]);
+      // Feedback adds each rounding back at most ceil(L / N) times.
+      EXPECT_LE(err[j] / scale[j], (1 + (d.L() + N - 1) / N) * test::CodedTolerance(d, 0x1p-24));
+    }
+  }
+}
+
+// With c <= 2N feedback is off (FeedsBackRounding): the run is the float64-accumulation one, bit
+// for bit, in the same workspace.
+TEST(Feedback, OffWhereTheDesignHasTwoLapsOrFewer) {
+  const Design d = test::RandomDesign(4, 8, 5);
+  ASSERT_FALSE(FeedsBackRounding(d.N(), d.c()));
+  SimulateOptions o;
+  o.count = 5000;
+  o.run_ring = false;
+  o.accumulation = Accumulation::kFloat64;
+  const SimulateResult wide = Simulate(d, o);
+  o.accumulation = Accumulation::kFloat64Feedback;
+  const SimulateResult fed = Simulate(d, o);
+  EXPECT_EQ(fed.err_per_rank, wide.err_per_rank);
+  EXPECT_EQ(fed.workspace_bytes, wide.workspace_bytes);
 }
 
 }  // namespace

@@ -61,7 +61,10 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   const double q = kRoundingVariance * u * u;
   // float32+acc64: every result is computed in float64 and rounded once when stored; the
   // float64 work's own rounding (2^-53) is negligible beside it.
-  const bool wide = arithmetic == Arithmetic::kFloat32Acc64;
+  const bool wide = arithmetic == Arithmetic::kFloat32Acc64 ||
+                    arithmetic == Arithmetic::kFloat32Acc64Feedback;
+  // Feedback runs only where c > 2N (FeedsBackRounding); elsewhere the arithmetic is acc64's.
+  const bool feedback = arithmetic == Arithmetic::kFloat32Acc64Feedback && FeedsBackRounding(N, c);
   // Stored float64 matrices are exact in a float64 run (and in the wide one, which uses them);
   // otherwise E and D are rounded once.
   const double matrix_rounding =
@@ -88,28 +91,52 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   // contributions: Var X = sum_s ||E_{i-s}[t-s]||^2; the sum before the subtraction holds one more.
   // Rounding errors are not lap-limited: they ride the diagonal t - i = const forever, so the
   // error variance of y_j(t) is the chain sum R[j-1][t] over all hops since round 0.
-  std::vector<std::vector<double>> R(N, std::vector<double>(L, 0.0));
+  std::vector<std::vector<double>> R(N, std::vector<double>(L, 0.0)), hop = R;
   for (int t = 0; t < L; ++t) {
     for (int i = 0; i < N; ++i) {
       double X = 0;
       for (int s = 0; s < N; ++s) X += row_norm2(i - s, t - s);
-      double hop = 0;
+      double h = 0;
       if (wide) {
-        if (t >= 1) hop += q * X;  // e_i(t) + (y_i(t-1) - e_i(t-N)), rounded once
+        if (t >= 1) h += q * X;  // e_i(t) + (y_i(t-1) - e_i(t-N)), rounded once
       } else {
-        if (t >= 1) hop += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
-        if (t >= N) hop += q * X;                          // ... - e_i(t-N)
+        if (t >= 1) h += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
+        if (t >= N) h += q * X;                          // ... - e_i(t-N)
       }
-      R[i][t] = (t >= 1 ? R[Mod(i - 1, N)][t - 1] : 0.0) + hop;
+      hop[i][t] = h;
+      R[i][t] = (t >= 1 ? R[Mod(i - 1, N)][t - 1] : 0.0) + h;
     }
   }
+  // The ring's error in observation row r of rank j, y_j(t) with t = N-2+r, as the variance
+  // ring_var[r] and the covariance ring_var[r] + m ring_slope[r] with row r + mN, which lies on
+  // the same diagonal. Without feedback every hop since round 0 counts once: ring_var = R, slope
+  // 0. With feedback the hop s places upstream (rank j-1-s, round t-s) counts 1 + K times,
+  // K = floor((s + 1) / N): its owner has added it back K times since (docs/error-model.md).
+  auto ring_terms = [&](int j, int r, double& ring_var, double& ring_slope) {
+    const int t = N - 2 + r;
+    if (!feedback) {
+      ring_var = R[Mod(j - 1, N)][t];
+      ring_slope = 0;
+      return;
+    }
+    double s1 = 0, s2 = 0;  // sums of hop * w and hop * w^2, w = 1 + K
+    for (int s = 0; s <= t; ++s) {
+      const double w = 1 + (s + 1) / N;
+      const double h = hop[Mod(j - 1 - s, N)][t - s];
+      s1 += h * w;
+      s2 += h * w * w;
+    }
+    ring_var = s2;
+    ring_slope = s1;
+  };
 
   std::vector<double> per_rank(N, 0.0);
   ParallelFor(N, [&](int j) {
     const std::vector<Window> windows = DistinctWindows(E, j, N, c);
     // Observation o_j[r] = y_j(t) - e_j(t-N+1), t = N-2+r: its variance Vo and error variance vo.
-    std::vector<double> Vo(c, 0.0), vo(c, 0.0);
+    std::vector<double> Vo(c, 0.0), vo(c, 0.0), ring_var(c), ring_slope(c);
     for (int r = 0; r < c; ++r) {
+      ring_terms(j, r, ring_var[r], ring_slope[r]);
       const int t = N - 2 + r;
       double enc = 0;
       for (int i = 0; i < N; ++i) {
@@ -118,7 +145,7 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         Vo[r] += rn2[i][row];
         enc += venc[i][row];
       }
-      vo[r] = R[Mod(j - 1, N)][t] + enc + (r >= 1 ? q * Vo[r] : 0.0);
+      vo[r] = ring_var[r] + enc + (r >= 1 ? q * Vo[r] : 0.0);
     }
     // Decode S_hat_j[k] = g_j[k] + sum_r D[k,r] o[r], left to right. Var of the partial sums
     // P_m = sum_{r<=m} D[k,r] o[r] = sum_i (sum_{r<=m} D[k,r] W_ij[r,:]) g_i.
@@ -132,9 +159,10 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         const double d2 = Dj(k, r) * Dj(k, r);
         propagated += d2 * vo[r];
         entries += d2 * Vo[r];
-        // Rows N apart lie on one ring diagonal: row r + kN holds all of row r's ring error.
-        const double shared = R[Mod(j - 1, N)][N - 2 + r];
-        for (int r2 = r + N; r2 < c; r2 += N) propagated += 2 * Dj(k, r) * Dj(k, r2) * shared;
+        // Rows N apart lie on one ring diagonal: row r + mN holds all of row r's ring error
+        // (with feedback, added back m more times).
+        for (int r2 = r + N, m = 1; r2 < c; r2 += N, ++m)
+          propagated += 2 * Dj(k, r) * Dj(k, r2) * (ring_var[r] + m * ring_slope[r]);
       }
       std::fill(partial_var.begin(), partial_var.end(), 0.0);
       for (const Window& w : windows) {
@@ -165,7 +193,7 @@ std::map<std::string, double> ModelErrors(int N, int c, const std::vector<Matrix
                                           const std::vector<double>& err_rms_per_rank) {
   std::map<std::string, double> out;
   for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kFloat64, Arithmetic::kBFloat16,
-                       Arithmetic::kFloat32Acc64}) {
+                       Arithmetic::kFloat32Acc64, Arithmetic::kFloat32Acc64Feedback}) {
     out[ToString(a)] = ModelError(N, c, encoders, decoders, err_rms_per_rank, a);
   }
   return out;

@@ -16,7 +16,8 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& encoders,
                   const std::vector<MatrixXd>& decoders,
                   const std::vector<double>& err_rms_per_rank, Arithmetic arithmetic);
 
-// ModelError for float32, float64, bfloat16 and float32+acc64, keyed by ToString(Arithmetic).
+// ModelError for float32, float64, bfloat16, float32+acc64 and float32+acc64+feedback, keyed by
+// ToString(Arithmetic).
 std::map<std::string, double> ModelErrors(int N, int c, const std::vector<MatrixXd>& encoders,
                                           const std::vector<MatrixXd>& decoders,
                                           const std::vector<double>& err_rms_per_rank);

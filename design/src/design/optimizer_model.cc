@@ -18,7 +18,9 @@ RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithm
     : N_(N), c_(c), L_(c + N - 2), encoder_rows_(std::move(encoder_rows)) {
   const double u = UnitRoundoff(arithmetic);
   q_ = detail::RoundingVarianceFactor() * u * u;
-  wide_ = arithmetic == Arithmetic::kFloat32Acc64;
+  wide_ = arithmetic == Arithmetic::kFloat32Acc64 ||
+          arithmetic == Arithmetic::kFloat32Acc64Feedback;
+  feedback_ = arithmetic == Arithmetic::kFloat32Acc64Feedback && FeedsBackRounding(N, c);
   if (N < 2 || c < 1) return;  // the Evaluator rejects these sizes
   // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
   const double entry = arithmetic == Arithmetic::kFloat64 ? 1.0 : 2.0;
@@ -57,6 +59,7 @@ RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
       ring.n2(i, t) = e.squaredNorm();
       ring.venc(i, t) = q_ * (beta_.array() * e.array().square()).sum();
     }
+  ring.hop.resize(N, L);
   auto n2 = [&](int i, int t) { return t >= 0 ? ring.n2(Mod(i, N), t) : 0.0; };
   // x_i(t) = (e_i(t) + y_i(t-1)) - e_i(t-N): lap-limited it holds N contributions, the sum
   // before the subtraction one more; each rounding rides the diagonal t - i = const for ever.
@@ -71,6 +74,7 @@ RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
         if (t >= 1) hop += q_ * (X_it + n2(i, t - N));
         if (t >= N) hop += q_ * X_it;
       }
+      ring.hop(i, t) = hop;
       ring.R(i, t) = (t >= 1 ? ring.R(Mod(i - 1, N), t - 1) : 0.0) + hop;
     }
   return ring;
@@ -82,10 +86,23 @@ RoundingModel::RankRounding RoundingModel::Rank(int j, const Ring& ring,
   RankRounding out;
   // a_r: the ring's error in y_j(t), t = N-2+r, and the encode errors of the N-1 packets that
   // observation row r holds (rank i's row t - s_ij).
+  // ring_var(r), ring_slope(r): the ring's error variance in row r, and the slope of its
+  // covariance ring_var(r) + m ring_slope(r) with row r + mN (error_model.cc, ring_terms).
   out.a.resize(c);
+  Eigen::VectorXd ring_var(c), ring_slope = Eigen::VectorXd::Zero(c);
   for (int r = 0; r < c; ++r) {
     const int t = N - 2 + r;
-    double a = ring.R(Mod(j - 1, N), t);
+    ring_var(r) = ring.R(Mod(j - 1, N), t);
+    if (feedback_) {
+      // The hop s places upstream counts w = 1 + floor((s + 1) / N) times.
+      ring_var(r) = 0;
+      for (int s = 0; s <= t; ++s) {
+        const double w = 1 + (s + 1) / N, h = ring.hop(Mod(j - 1 - s, N), t - s);
+        ring_var(r) += h * w * w;
+        ring_slope(r) += h * w;
+      }
+    }
+    double a = ring_var(r);
     for (int i = 0; i < N; ++i)
       if (i != j) a += ring.venc(i, t - Mod(j - 1 - i, N));
     out.a(r) = a;
@@ -94,10 +111,11 @@ RoundingModel::RankRounding RoundingModel::Rank(int j, const Ring& ring,
   const Eigen::MatrixXd G = RqU.transpose() * d.Rq;
   out.M = q_ * G.cwiseProduct(omega_);
   out.M.diagonal() += out.a;
-  // Rows N apart lie on one diagonal of the ring: row r + kN holds all of row r's ring error.
+  // Rows N apart lie on one diagonal of the ring: row r + mN holds all of row r's ring error
+  // (with feedback, added back m more times).
   for (int r = 0; r < c; ++r) {
-    const double shared = ring.R(Mod(j - 1, N), N - 2 + r);
-    for (int r2 = r + N; r2 < c; r2 += N) {
+    for (int r2 = r + N, m = 1; r2 < c; r2 += N, ++m) {
+      const double shared = ring_var(r) + m * ring_slope(r);
       out.M(r, r2) += shared;
       out.M(r2, r) += shared;
     }
@@ -126,8 +144,9 @@ void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decodin
   const int N = N_, c = c_, L = L_;
   // Through a: tr(D diag(a) Dᵀ) = sum_r alpha_r a_r, alpha_r = ||D[:, r]||^2, and a_r is linear
   // in the squared entries of encoder rows. Encode part directly; ring part by the adjoint of
-  // the chain R(i, t) = R(i-1, t-1) + hop(i, t): lambda(i, t) = d/dR(i, t), then mu(i, t) =
-  // d/dn2(i, t) through every hop that sums n2(i, t).
+  // the chain R(i, t) = R(i-1, t-1) + hop(i, t) (with feedback, the weighted sums of hops
+  // directly): lambda(i, t) = d/dhop(i, t), then mu(i, t) = d/dn2(i, t) through every hop that
+  // sums n2(i, t).
   const Eigen::VectorXd alpha = weight * d.D.colwise().squaredNorm().transpose();
   Eigen::Map<RowMat> gx(grad_x, X.rows(), c);
   for (int i = 0; i < N; ++i) {
@@ -138,16 +157,33 @@ void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decodin
       gx.row(row) += (2 * q_ * alpha(r)) * beta_.cwiseProduct(X.row(row));
     }
   }
-  // The ring's error of row r also sits in rows r + kN (Rank): weight 2 (Dᵀ D)[r, r + kN] each.
+  // The ring's error of row r also sits in rows r + mN (Rank): weight 2 (Dᵀ D)[r, r + mN] each.
   const Mat DtD = weight * (d.D.transpose() * d.D);
   Mat lambda = Mat::Zero(N, L);
-  for (int r = 0; r < c; ++r) {
-    double seed = alpha(r);
-    for (int r2 = r + N; r2 < c; r2 += N) seed += 2 * DtD(r, r2);
-    lambda(Mod(j - 1, N), N - 2 + r) = seed;
+  if (feedback_) {
+    // Rank: row r's ring terms sum hop (j-1-s, t-s) with weight w^2 (variance) and w (slope),
+    // w = 1 + floor((s + 1) / N), and row r + mN's covariance is var + m slope.
+    for (int r = 0; r < c; ++r) {
+      double on_var = alpha(r), on_slope = 0;
+      for (int r2 = r + N, m = 1; r2 < c; r2 += N, ++m) {
+        on_var += 2 * DtD(r, r2);
+        on_slope += 2 * m * DtD(r, r2);
+      }
+      const int t = N - 2 + r;
+      for (int s = 0; s <= t; ++s) {
+        const double w = 1 + (s + 1) / N;
+        lambda(Mod(j - 1 - s, N), t - s) += on_var * w * w + on_slope * w;
+      }
+    }
+  } else {
+    for (int r = 0; r < c; ++r) {
+      double seed = alpha(r);
+      for (int r2 = r + N; r2 < c; r2 += N) seed += 2 * DtD(r, r2);
+      lambda(Mod(j - 1, N), N - 2 + r) = seed;
+    }
+    for (int t = L - 2; t >= 0; --t)
+      for (int i = 0; i < N; ++i) lambda(i, t) += lambda(Mod(i + 1, N), t + 1);
   }
-  for (int t = L - 2; t >= 0; --t)
-    for (int i = 0; i < N; ++i) lambda(i, t) += lambda(Mod(i + 1, N), t + 1);
   Mat mu = Mat::Zero(N, L);
   for (int t = 1; t < L; ++t)
     for (int i = 0; i < N; ++i) {

@@ -29,7 +29,8 @@ class RoundingModel {
   struct Ring {
     Eigen::MatrixXd n2;    // N x L: ||E_i[t, :]||^2 = Var e_i(t)
     Eigen::MatrixXd venc;  // N x L: error variance of computing e_i(t)
-    Eigen::MatrixXd R;     // N x L: error variance of x_i(t) = y_{i+1}(t)
+    Eigen::MatrixXd R;     // N x L: error variance of x_i(t) = y_{i+1}(t) without feedback
+    Eigen::MatrixXd hop;   // N x L: the rounding variance rank i adds to x_i(t)
   };
   Ring Prepare(const ConstRowMap& X) const;
 
@@ -72,6 +73,7 @@ class RoundingModel {
   std::vector<int> encoder_rows_;
   double q_;              // 0.18 u^2
   bool wide_ = false;     // float32+acc64: each stored result rounded once
+  bool feedback_ = false;  // float32+acc64+feedback: and the packets' rounding fed back
   Eigen::RowVectorXd beta_;  // encode: venc(i, t) = q sum_k beta_k E_i[t, k]^2
   Eigen::MatrixXd omega_;    // Ω' (c x c)
 };

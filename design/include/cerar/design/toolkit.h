@@ -32,8 +32,11 @@ inline constexpr int kDefaultMaxDigits = 400;
 // Target arithmetic of a run, for the error model and tuning.
 // kFloat32Acc64: float32 buffers and packets, the arithmetic in float64 with each stored result
 // rounded once (the runtime's Accumulation::kFloat64).
-enum class Arithmetic { kFloat32, kFloat64, kBFloat16, kFloat32Acc64 };
-// "float32" | "float64" | "bfloat16" | "float32+acc64"
+// kFloat32Acc64Feedback: the same, and each rank feeds the rounding of its packets back into
+// the ring once per lap where c > 2N (FeedsBackRounding, cerar/format/design.h; the runtime's
+// Accumulation::kFloat64Feedback; docs/error-model.md); elsewhere it is kFloat32Acc64.
+enum class Arithmetic { kFloat32, kFloat64, kBFloat16, kFloat32Acc64, kFloat32Acc64Feedback };
+// "float32" | "float64" | "bfloat16" | "float32+acc64" | "float32+acc64+feedback"
 Arithmetic ParseArithmetic(const std::string& name);
 std::string ToString(Arithmetic a);
 double UnitRoundoff(Arithmetic a);  // 2^-24, 2^-53, 2^-8

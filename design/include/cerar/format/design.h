@@ -105,4 +105,13 @@ class Design {
 // Hop offset s_ij = (j - 1 - i) mod N in [0, N-2] for i != j (PROTOCOL.md §4).
 int HopOffset(int i, int j, int N);
 
+// Whether a run with rounding feedback (the runtime's Accumulation::kFloat64Feedback, the
+// toolkit's float32+acc64+feedback) feeds the rounding of an (N, c) design's packets back:
+// c > 2N. Without feedback a packet's rounding error stays on its diagonal, constant over the
+// laps, which the decoder passes with gain ~1 when there are two laps (c <= 2N); feedback makes
+// it grow linearly, which the decoder passes only with three laps or more (docs/error-model.md,
+// "Rounding feedback"). Elsewhere such a run is the plain float64-accumulation one. One rule for
+// the engine and the error model, so it lives here, in the format both link.
+inline bool FeedsBackRounding(int N, int c) { return c > 2 * N; }
+
 }  // namespace cerar

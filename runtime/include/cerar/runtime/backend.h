@@ -24,8 +24,13 @@ namespace cerar {
 //             packet, an observation, a decoded component) rounded once to the buffer's dtype.
 //             Packets and workspace stay in the buffer's dtype, so traffic is unchanged; the
 //             rounding error of a float32 run drops (docs/error-model.md, "float32+acc64").
-enum class Accumulation { kBuffer, kFloat64 };
-std::string ToString(Accumulation accumulation);  // "buffer" | "f64"
+//   kFloat64Feedback  kFloat64, and a float32 run also feeds the rounding of each packet back
+//             into the ring once per lap (FeedsBackRounding, StepWithFeedback): the ring's
+//             rounding then grows linearly over the laps, a pattern the decoder amplifies far
+//             less than fresh errors (docs/error-model.md, "Rounding feedback"). N more
+//             workspace rows; same bytes sent. The model's "float32+acc64+feedback".
+enum class Accumulation { kBuffer, kFloat64, kFloat64Feedback };
+std::string ToString(Accumulation accumulation);  // "buffer" | "f64" | "f64+feedback"
 Accumulation ParseAccumulation(const std::string& name);
 
 // Rows [first, first + count) of the encoder.
@@ -73,6 +78,21 @@ class ComputeBackend {
   // y_prev, it is a copy.
   virtual void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
                     void* x, void* obs, std::size_t len) = 0;
+
+  // Whether the engine must call StepWithFeedback instead of Step for `dtype` buffers under the
+  // current accumulation (CPU: float32 with kFloat64).
+  virtual bool FeedsBackRounding(DType /*dtype*/) const { return false; }
+
+  // Step with rounding feedback (docs/error-model.md, "Rounding feedback"):
+  //   tmp = y_prev - e_back + feedback_in;  if obs: obs = tmp;
+  //   if x: x = fl(e_now + tmp) and, if feedback_out, feedback_out = feedback_in + (x - (e_now + tmp)).
+  // feedback_in is what feedback_out held N rounds earlier: the sum of this rank's roundings on
+  // the diagonal x starts. A null pointer reads as zero; feedback_out may alias feedback_in
+  // (elementwise), the other aliasing as for Step. Throws InvalidArgument unless
+  // FeedsBackRounding(dtype).
+  virtual void StepWithFeedback(DType dtype, const void* e_now, const void* y_prev,
+                                const void* e_back, const void* feedback_in, void* x, void* obs,
+                                void* feedback_out, std::size_t len);
 
   // g[k * m + col] = scale * (g[k * m + col] + sum_r D[k, r] * obs[r * ld + col]) for k < kc,
   // col in [col0, col0 + cols).
