@@ -26,14 +26,19 @@ in float64 and rounded its result once:
             |E_i[t] - E_i[t-N]|, small for nearly periodic designs), which is not compensated.
             Same traffic; per element 6 more flops and one more stored vector per round.
   lap+all   lap with encode64 and decode64
+  feedback  acc64, and each rank adds the rounding of its packets back a lap later, summed over
+            the laps (Accumulation::kFloat64Feedback, "float32+acc64+feedback"; only where
+            c > 2N): the hop s places upstream of an observation counts 1 + floor((s + 1) / N)
+            times, so a rounding grows linearly over the laps (docs/error-model.md, "Rounding
+            feedback"). N more stored vectors; same traffic.
 
 Each variant is evaluated twice: with the ring's rows N apart correlated (the toolkit's model:
 y_j(t) and y_j(t + N) lie on one diagonal, so the later one carries every ring rounding error of
 the earlier; with lap, only the uncompensated part) and with the observation rows' errors
 independent (the model before 2026-12-06, which overestimates by 6-14 % where D's rows N apart
 have opposite signs). scripts/ring-rounding-sim.py measures which of the two a float32 run sees.
-The check against the file uses the correlated form; with --arithmetic float32+acc64 it checks
-the acc64 variant against that figure of the file.
+The check against the file uses the correlated form; with --arithmetic float32+acc64 (or
+float32+acc64+feedback) it checks the acc64 (feedback) variant against that figure of the file.
 
 "re-tuned" scales the predicted error by the design family's optimum law (docs/optimizer.md
 §8b): error ~ sqrt(a b) for c <= 2N (r* = 1), ~ (a^2 b)^(1/3) above, with b the rounding
@@ -52,8 +57,9 @@ import read_design  # noqa: E402
 
 RHO = 0.18
 UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53, "bfloat16": 2.0 ** -8,
-                 "float32+acc64": 2.0 ** -24}
+                 "float32+acc64": 2.0 ** -24, "float32+acc64+feedback": 2.0 ** -24}
 ACC64 = {"step64": True, "encode64": True, "decode64": True, "round_obs": True}
+FEEDBACK = dict(ACC64, feedback=True)
 
 
 def hop_offset(i, j, n):
@@ -61,9 +67,10 @@ def hop_offset(i, j, n):
 
 
 def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False,
-          correlated=False, round_obs=False):
+          correlated=False, round_obs=False, feedback=False):
     """Per rank j: dict of rounding-variance terms (summed over the c outputs, before / (N c))."""
     L = c + N - 2
+    feedback = feedback and c > 2 * N  # FeedsBackRounding(N, c)
     rn2 = np.array([[float(E[i][t] @ E[i][t]) for t in range(L)] for i in range(N)])
     cum = [np.cumsum(E[i] ** 2, axis=1) for i in range(N)]  # partial ||E_i[t,:k]||^2
     if encode64:
@@ -100,6 +107,7 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
                     hop += q * (X + norm2(i, t - N))
                 if t >= N:
                     hop += q * X
+            hops[i][t] = hop
             R[i][t] = (R[(i - 1) % N][t - 1] if t >= 1 else 0.0) + hop
 
     out = []
@@ -107,6 +115,7 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
         Vo = np.zeros(c)
         ring = np.zeros(c)
         shared = np.zeros(c)
+        slope = np.zeros(c)  # feedback: Cov(row r, row r + mN) = shared + m slope
         enc = np.zeros(c)
         sub = np.zeros(c)
         for r in range(c):
@@ -118,6 +127,11 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
                 Vo[r] += rn2[i][row]
                 enc[r] += venc[i][row]
             ring[r] = R[(j - 1) % N][t]
+            if feedback:
+                w = np.array([1 + (k + 1) // N for k in range(t + 1)], dtype=float)
+                h = np.array([hops[(j - 1 - k) % N][t - k] for k in range(t + 1)])
+                ring[r] = float(h @ (w * w))
+                slope[r] = float(h @ w)
             shared[r] = drift[(j - 1) % N][t] if lap else ring[r]
             sub[r] = q * Vo[r] if (r >= 1 and (round_obs or not decode64)) else 0.0
         Dj = D[j]
@@ -127,8 +141,8 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
             # earlier (lap: only the uncompensated drift), so Cov = shared variance of the earlier.
             C = np.diag(ring)
             for r1 in range(c):
-                for r2 in range(r1 + N, c, N):
-                    C[r1, r2] = C[r2, r1] = shared[r1]
+                for m, r2 in enumerate(range(r1 + N, c, N), start=1):
+                    C[r1, r2] = C[r2, r1] = shared[r1] + m * slope[r1]
             t_ring = float(np.einsum("kr,rs,ks->", Dj, C, Dj))
         else:
             t_ring = float((d2 @ ring).sum())
@@ -182,7 +196,7 @@ def main():
         want = (fig.get("predicted_error") or {}).get(a.arithmetic)
         if err is None or want is None:
             sys.exit(f"error-budget: {path} has no err_rms_per_rank / predicted_error.{a.arithmetic}")
-        kw0 = ACC64 if a.arithmetic == "float32+acc64" else {}
+        kw0 = {"float32+acc64": ACC64, "float32+acc64+feedback": FEEDBACK}.get(a.arithmetic, {})
         base = terms(E, D, N, c, q, correlated=True, **kw0)
         got = predicted(err, base, N, c)
         if abs(got - want) > 1e-6 * want:
@@ -205,6 +219,7 @@ def main():
                           ("encode64", {"encode64": True}), ("decode64", {"decode64": True}),
                           ("all", {"step64": True, "encode64": True, "decode64": True}),
                           ("acc64", ACC64),
+                          ("feedback", FEEDBACK),
                           ("lap", {"lap": True}),
                           ("lap+all", {"lap": True, "encode64": True, "decode64": True})):
             cells = []
