@@ -264,13 +264,9 @@ class CpuBackend final : public ComputeBackend {
   // rounded once. Every input of element i is read before element i is written (aliasing).
   static void StepWide(const float* e_now, const float* y_prev, const float* e_back, float* x,
                        float* obs, std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) {
-      const double tmp = (y_prev ? double(y_prev[i]) : 0.0) - (e_back ? double(e_back[i]) : 0.0);
-      const double sum = (e_now ? double(e_now[i]) : 0.0) + tmp;
-      if (obs) obs[i] = static_cast<float>(tmp);
-      if (x) x[i] = static_cast<float>(sum);
-    }
+    StepWideFeedback(e_now, y_prev, e_back, nullptr, x, obs, nullptr, len);
   }
+
 
   void DecodeWide(const float* obs, std::size_t ld, float* g, std::size_t m, std::size_t col0,
                   std::size_t cols, int kc, double scale) {
