@@ -86,7 +86,8 @@ Design CheckedBySimulation(const Design& d, design::Arithmetic target, long long
   so.accumulation = target == design::Arithmetic::kFloat32Acc64 ? Accumulation::kFloat64
                     : target == design::Arithmetic::kFloat32Acc64Feedback
                         ? Accumulation::kFloat64Feedback
-                        : Accumulation::kBuffer;
+                    : target == design::Arithmetic::kFloat32State64 ? Accumulation::kFloat64State
+                                                                     : Accumulation::kBuffer;
   so.run_ring = false;
   const double measured = Simulate(d, so).measured_err_rms;
   const double predicted = design::PredictedError(*d.figures(), d.N(), d.c(), target);

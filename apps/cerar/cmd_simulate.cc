@@ -21,6 +21,7 @@ std::string ModelArithmetic(DType dtype, Accumulation accumulation) {
   switch (accumulation) {
     case Accumulation::kFloat64: return "float32+acc64";
     case Accumulation::kFloat64Feedback: return "float32+acc64+feedback";
+    case Accumulation::kFloat64State: return "float32+state64";
     case Accumulation::kBuffer: break;
   }
   return "float32";
@@ -45,9 +46,10 @@ void AddSimulateCommand(CLI::App& app) {
   cmd->add_option("--count", a->count, "elements per rank (>= 0)")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "f32 | f64")->capture_default_str();
   cmd->add_option("--accumulate", a->accumulate,
-                  "buffer | f64 | f64+feedback: encode, ring step and decode in the buffer's "
-                  "dtype, or in float64 with each result rounded once (same bytes sent), and "
-                  "with the packets' rounding fed back once per lap (N more workspace rows)")
+                  "buffer | f64 | f64+feedback | f64-state: encode, ring step and decode in the "
+                  "buffer's dtype, or in float64 with each result rounded once (same bytes "
+                  "sent), and with the packets' rounding fed back once per lap (N more "
+                  "workspace rows), and with the workspace in float64 (twice the workspace)")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "random seed")
       ->check(NonNegativeInteger())
@@ -62,9 +64,10 @@ void AddSimulateCommand(CLI::App& app) {
     const DType dtype = ParseDType(a->dtype);
     if (a->accumulate != ToString(Accumulation::kBuffer) &&
         a->accumulate != ToString(Accumulation::kFloat64) &&
-        a->accumulate != ToString(Accumulation::kFloat64Feedback))
+        a->accumulate != ToString(Accumulation::kFloat64Feedback) &&
+        a->accumulate != ToString(Accumulation::kFloat64State))
       throw InvalidArgument("simulate: --accumulate '" + Printable(a->accumulate) +
-                            "' must be buffer, f64 or f64+feedback");
+                            "' must be buffer, f64, f64+feedback or f64-state");
     const Accumulation accumulation = ParseAccumulation(a->accumulate);
     Design design = LoadDesign(a->path, DesignLoadOptions());
     SimulateOptions options;
@@ -102,6 +105,7 @@ void AddSimulateCommand(CLI::App& app) {
                 design.N(), design.c(), a->count, a->dtype.c_str(),
                 accumulation == Accumulation::kFloat64           ? " (f64 accumulation)"
                 : accumulation == Accumulation::kFloat64Feedback ? " (f64 accumulation, feedback)"
+                : accumulation == Accumulation::kFloat64State    ? " (f64 state, feedback)"
                                                                   : "",
                 static_cast<unsigned long long>(a->seed));
     std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",

@@ -16,6 +16,12 @@
 // L + 2 = c + N rows of m: (1 + N/c) d elements. Observation r sits in row r, so the decoder
 // reads them as one strided c x m block.
 //
+// Float64 state. Where the back end keeps its rows in float64 (StateElementBytes = 8 for a
+// float32 run with Accumulation::kFloat64State) the layout is the same with rows twice as wide,
+// and packets stay float32. y(t)[s] then arrives in the upper half of segment s's span of its row
+// and the step widens it into o(t) over the whole span, in place: a segment's bytes are only
+// ever touched by that segment's own steps, encodes and receives, as before.
+//
 // Pipelining. The m columns are cut into segments (PlanSegments). In step t each segment waits
 // only for its own y(t-1), steps, and starts its own send, so the link carries segment s while
 // segment s+1 is computed; in step 0 each segment is encoded just before its first send, so the
@@ -105,7 +111,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   plan_->segments = PlanSegments(count, c, cols);
   plan_->feedback = backend.FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), c);
   plan_->layout = MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots,
-                                      plan_->feedback);
+                                      plan_->feedback, backend.StateElementBytes(options.dtype));
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
   plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
@@ -132,10 +138,12 @@ void CodedAllReduce::Run(void* buffer) {
   const std::size_t es = SizeOf(dt);
   const std::vector<Segment>& segs = plan_->segments;
   const WorkspaceLayout& ws = plan_->layout;
+  const std::size_t row_es = ws.row_elem_bytes;  // es, or 8 where the back end keeps float64 rows
   const std::size_t S = segs.size();
   char* base = static_cast<char*>(workspace_);
   auto row = [&](int r) { return base + ws.row_offset(r); };
-  auto at = [&](int r, std::size_t col) { return row(r) + col * es; };
+  auto at = [&](int r, std::size_t col) { return row(r) + col * row_es; };
+  auto recv_at = [&](int r, const Segment& sg) { return base + ws.recv_offset(r, sg); };
   const double scale = options_.op == ReduceOp::kAverage ? 1.0 / N : 1.0;
   // handles[i mod H] is exchange i's handle; H >= S and >= K, so exchanges i - S and i - K are
   // still there at exchange i.
@@ -165,7 +173,9 @@ void CodedAllReduce::Run(void* buffer) {
     }
   };
   const std::size_t c_cols = std::size_t(c);
+  // Block b of a segment: packets (x, y) advance by es per column, rows by row_es.
   auto off = [&](auto* p, std::size_t b) { return p ? p + b * es : nullptr; };
+  auto off_row = [&](auto* p, std::size_t b) { return p ? p + b * row_es : nullptr; };
 
   for (int t = 0; t <= L; ++t) {
     const RoundActions a = RoundSchedule(N, c, t);
@@ -180,7 +190,7 @@ void CodedAllReduce::Run(void* buffer) {
       char* y = nullptr;
       if (a.recv_read >= 0) {
         wait_for(i - S);  // y(t-1)[s]
-        y = at(ws.recv_row(a.recv_read), sg.col0);
+        y = recv_at(ws.recv_row(a.recv_read), sg);
       }
       char* x = nullptr;
       if (a.send) {
@@ -189,7 +199,8 @@ void CodedAllReduce::Run(void* buffer) {
       }
       const char* e_now = a.e_now >= 0 ? at(ws.enc_row(a.e_now), sg.col0) : nullptr;
       const char* e_back = a.e_back >= 0 ? at(ws.enc_row(a.e_back), sg.col0) : nullptr;
-      char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;  // == y (layout)
+      // y's row (layout): the same pointer as y unless the rows are wider than the packets.
+      char* obs = a.obs >= 0 ? at(ws.obs_row(a.obs), sg.col0) : nullptr;
       // Feedback of the diagonal x(t) starts: written at round t - N (none before round N),
       // rewritten now for round t + N (none when no later round reads it).
       char* feedback = plan_->feedback ? at(ws.feedback_row(t), sg.col0) : nullptr;
@@ -198,15 +209,15 @@ void CodedAllReduce::Run(void* buffer) {
       blocks(sg, kStepFlopsPerColumn, [&](std::size_t col0, std::size_t cols) {
         const std::size_t b = col0 - sg.col0;
         if (plan_->feedback)
-          backend_.StepWithFeedback(dt, off(e_now, b), off(y, b), off(e_back, b),
-                                    off(feedback_in, b), off(x, b), off(obs, b),
-                                    off(feedback_out, b), cols);
+          backend_.StepWithFeedback(dt, off_row(e_now, b), off(y, b), off_row(e_back, b),
+                                    off_row(feedback_in, b), off(x, b), off_row(obs, b),
+                                    off_row(feedback_out, b), cols);
         else
-          backend_.Step(dt, off(e_now, b), off(y, b), off(e_back, b), off(x, b), off(obs, b),
-                        cols);
+          backend_.Step(dt, off_row(e_now, b), off(y, b), off_row(e_back, b), off(x, b),
+                        off_row(obs, b), cols);
       });
       if (a.send)
-        handles[i % H] = transport_.StartExchange(x, at(ws.recv_row(t), sg.col0), sg.cols * es);
+        handles[i % H] = transport_.StartExchange(x, recv_at(ws.recv_row(t), sg), sg.cols * es);
       // With the message on its way: this step's share of the encoder rows.
       if (later_rows.count > 0)
         blocks(sg, 2 * c_cols * std::size_t(later_rows.count),

@@ -2,7 +2,9 @@
 // (no copies), Step is one fused elementwise pass. float32 and float64 buffers; the matrices are
 // converted to the buffer's precision once, in SetMatrices. With Accumulation::kFloat64 a
 // float32 run widens each column block to float64, computes with the float64 matrices and
-// rounds each result once (the wide path; for float64 buffers it is the plain one).
+// rounds each result once (the wide path; for float64 buffers it is the plain one). With
+// Accumulation::kFloat64State the rows are float64 and only the packets and the decoded result
+// are rounded.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
@@ -67,7 +69,10 @@ class CpuBackend final : public ComputeBackend {
   void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
               int kc, RowRange rows, void* enc, std::size_t ld) override {
     CheckRows("Encode", rows, e64_.rows());
-    if (dtype == DType::kFloat32 && wide())
+    if (state64(dtype))
+      EncodeWide(static_cast<const float*>(g), m, col0, cols, kc, rows, static_cast<double*>(enc),
+                 ld);
+    else if (dtype == DType::kFloat32 && wide())
       EncodeWide(static_cast<const float*>(g), m, col0, cols, kc, rows, static_cast<float*>(enc),
                  ld);
     else if (dtype == DType::kFloat32)
@@ -82,7 +87,12 @@ class CpuBackend final : public ComputeBackend {
 
   void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
             void* obs, std::size_t len) override {
-    if (dtype == DType::kFloat32 && wide())
+    if (state64(dtype))  // c <= 2N: no feedback rows
+      StepWideFeedback(static_cast<const double*>(e_now), static_cast<const float*>(y_prev),
+                       static_cast<const double*>(e_back), static_cast<const double*>(nullptr),
+                       static_cast<float*>(x), static_cast<double*>(obs),
+                       static_cast<double*>(nullptr), len);
+    else if (dtype == DType::kFloat32 && wide())
       StepWide(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
                static_cast<const float*>(e_back), static_cast<float*>(x),
                static_cast<float*>(obs), len);
@@ -99,7 +109,12 @@ class CpuBackend final : public ComputeBackend {
   }
 
   bool FeedsBackRounding(DType dtype) const override {
-    return dtype == DType::kFloat32 && accumulation_ == Accumulation::kFloat64Feedback;
+    return dtype == DType::kFloat32 && (accumulation_ == Accumulation::kFloat64Feedback ||
+                                        accumulation_ == Accumulation::kFloat64State);
+  }
+
+  std::size_t StateElementBytes(DType dtype) const override {
+    return state64(dtype) ? sizeof(double) : SizeOf(dtype);
   }
 
   void StepWithFeedback(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
@@ -110,10 +125,16 @@ class CpuBackend final : public ComputeBackend {
                                        feedback_out, len);
       return;
     }
-    StepWideFeedback(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
-                     static_cast<const float*>(e_back), static_cast<const float*>(feedback_in),
-                     static_cast<float*>(x), static_cast<float*>(obs),
-                     static_cast<float*>(feedback_out), len);
+    if (state64(dtype))
+      StepWideFeedback(static_cast<const double*>(e_now), static_cast<const float*>(y_prev),
+                       static_cast<const double*>(e_back), static_cast<const double*>(feedback_in),
+                       static_cast<float*>(x), static_cast<double*>(obs),
+                       static_cast<double*>(feedback_out), len);
+    else
+      StepWideFeedback(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
+                       static_cast<const float*>(e_back), static_cast<const float*>(feedback_in),
+                       static_cast<float*>(x), static_cast<float*>(obs),
+                       static_cast<float*>(feedback_out), len);
   }
 
   void Scale(DType dtype, void* x, std::size_t len, double scale) override {
@@ -128,7 +149,10 @@ class CpuBackend final : public ComputeBackend {
 
   void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
               std::size_t col0, std::size_t cols, int kc, double scale) override {
-    if (dtype == DType::kFloat32 && wide())
+    if (state64(dtype))
+      DecodeWide(static_cast<const double*>(obs), ld, static_cast<float*>(g), m, col0, cols, kc,
+                 scale);
+    else if (dtype == DType::kFloat32 && wide())
       DecodeWide(static_cast<const float*>(obs), ld, static_cast<float*>(g), m, col0, cols, kc,
                  scale);
     else if (dtype == DType::kFloat32)
@@ -222,40 +246,46 @@ class CpuBackend final : public ComputeBackend {
   }
 
   bool wide() const { return accumulation_ != Accumulation::kBuffer; }
+  bool state64(DType dtype) const {
+    return dtype == DType::kFloat32 && accumulation_ == Accumulation::kFloat64State;
+  }
 
   // The wide path: a float64 copy of each column block (the block size in float64 elements),
-  // the float64 GEMM, one rounding of the result.
+  // the float64 GEMM, one rounding of the result (none where the rows are float64, S = double).
+  template <typename S>
   void EncodeWide(const float* g, std::size_t m, std::size_t col0, std::size_t cols, int kc,
-                  RowRange rows, float* enc, std::size_t ld) {
+                  RowRange rows, S* enc, std::size_t ld) {
     CheckKc(kc, e64_.cols());
     if (rows.count == 0) return;
     const auto Er = e64_.block(rows.first, 0, rows.count, kc);
-    float* out = enc + std::size_t(rows.first) * ld;
+    S* out = enc + std::size_t(rows.first) * ld;
     for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(double)) {
       const std::size_t w = std::min(kBlockBytes / sizeof(double), col0 + cols - b);
       wide_in_ = ConstStridedMap<float>(g + b, kc, w, Eigen::OuterStride<>(m)).cast<double>();
       wide_out_.noalias() = Er * wide_in_;
-      StridedMap<float>(out + b, rows.count, w, Eigen::OuterStride<>(ld)) =
-          wide_out_.cast<float>();
+      StridedMap<S>(out + b, rows.count, w, Eigen::OuterStride<>(ld)) = wide_out_.cast<S>();
     }
   }
 
   // StepWide adding feedback_in to tmp and accumulating x's rounding into feedback_out. The
   // rounding x - (e_now + tmp) is exact in float64 (|x - sum| <= ulp32(sum) / 2, Sterbenz); the
   // float32 store of the sum rounds it by a relative 2^-24 of an error already ~2^-24 of x.
-  static void StepWideFeedback(const float* e_now, const float* y_prev, const float* e_back,
-                               const float* feedback_in, float* x, float* obs,
-                               float* feedback_out, std::size_t len) {
+  // S: the type of the rows (float, or double for kFloat64State, where nothing but x rounds).
+  // Element i reads y_prev[i] before it writes obs[i] (they may share memory, backend.h).
+  template <typename S>
+  static void StepWideFeedback(const S* e_now, const float* y_prev, const S* e_back,
+                               const S* feedback_in, float* x, S* obs, S* feedback_out,
+                               std::size_t len) {
     for (std::size_t i = 0; i < len; ++i) {
       const double fed = feedback_in ? double(feedback_in[i]) : 0.0;
       const double tmp = (y_prev ? double(y_prev[i]) : 0.0) -
                          (e_back ? double(e_back[i]) : 0.0) + fed;
       const double sum = (e_now ? double(e_now[i]) : 0.0) + tmp;
-      if (obs) obs[i] = static_cast<float>(tmp);
+      if (obs) obs[i] = static_cast<S>(tmp);
       if (x) {
         const float packet = static_cast<float>(sum);
         x[i] = packet;
-        if (feedback_out) feedback_out[i] = static_cast<float>(fed + (double(packet) - sum));
+        if (feedback_out) feedback_out[i] = static_cast<S>(fed + (double(packet) - sum));
       }
     }
   }
@@ -264,17 +294,18 @@ class CpuBackend final : public ComputeBackend {
   // rounded once. Every input of element i is read before element i is written (aliasing).
   static void StepWide(const float* e_now, const float* y_prev, const float* e_back, float* x,
                        float* obs, std::size_t len) {
-    StepWideFeedback(e_now, y_prev, e_back, nullptr, x, obs, nullptr, len);
+    StepWideFeedback<float>(e_now, y_prev, e_back, nullptr, x, obs, nullptr, len);
   }
 
 
-  void DecodeWide(const float* obs, std::size_t ld, float* g, std::size_t m, std::size_t col0,
+  template <typename S>
+  void DecodeWide(const S* obs, std::size_t ld, float* g, std::size_t m, std::size_t col0,
                   std::size_t cols, int kc, double scale) {
     CheckKc(kc, d64_.rows());
     for (std::size_t b = col0; b < col0 + cols; b += kBlockBytes / sizeof(double)) {
       const std::size_t w = std::min(kBlockBytes / sizeof(double), col0 + cols - b);
-      wide_in_ = ConstStridedMap<float>(obs + b, d64_.cols(), w, Eigen::OuterStride<>(ld))
-                     .cast<double>();
+      wide_in_ = ConstStridedMap<S>(obs + b, d64_.cols(), w, Eigen::OuterStride<>(ld))
+                     .template cast<double>();
       StridedMap<float> G(g + b, kc, w, Eigen::OuterStride<>(m));
       wide_out_ = G.cast<double>();
       wide_out_.noalias() += d64_.topRows(kc) * wide_in_;

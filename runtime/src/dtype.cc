@@ -38,6 +38,7 @@ std::string ToString(Accumulation accumulation) {
     case Accumulation::kBuffer: return "buffer";
     case Accumulation::kFloat64: return "f64";
     case Accumulation::kFloat64Feedback: return "f64+feedback";
+    case Accumulation::kFloat64State: return "f64-state";
   }
   throw InvalidArgument("accumulation: unknown value " +
                         std::to_string(static_cast<int>(accumulation)));
@@ -45,9 +46,10 @@ std::string ToString(Accumulation accumulation) {
 
 Accumulation ParseAccumulation(const std::string& name) {
   for (Accumulation a :
-       {Accumulation::kBuffer, Accumulation::kFloat64, Accumulation::kFloat64Feedback})
+       {Accumulation::kBuffer, Accumulation::kFloat64, Accumulation::kFloat64Feedback,
+        Accumulation::kFloat64State})
     if (ToString(a) == name) return a;
-  throw InvalidArgument("accumulation '" + name + "': expected buffer, f64 or f64+feedback");
+  throw InvalidArgument("accumulation '" + name + "': expected buffer, f64, f64+feedback or f64-state");
 }
 
 void ComputeBackend::SetAccumulation(Accumulation accumulation) {

@@ -79,13 +79,19 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
 
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
                                     const std::vector<Segment>& segments, int max_slots,
-                                    bool feedback) {
+                                    bool feedback, std::size_t row_elem_bytes) {
   if (max_slots < 1)
     throw InvalidArgument("workspace: " + std::to_string(max_slots) +
                           " send slots, expected >= 1");
+  if (row_elem_bytes == 0) row_elem_bytes = elem_bytes;
+  if (row_elem_bytes < elem_bytes)
+    throw InvalidArgument("workspace: rows of " + std::to_string(row_elem_bytes) +
+                          " bytes per element cannot hold packets of " +
+                          std::to_string(elem_bytes) + " bytes per element");
   WorkspaceLayout w = MakeWorkspaceLayout(N, c);
   w.m = m;
   w.elem_bytes = elem_bytes;
+  w.row_elem_bytes = row_elem_bytes;
   w.feedback_rows = feedback ? N : 0;
   std::size_t max_cols = 0;
   for (const Segment& s : segments) {
@@ -97,11 +103,11 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
   }
   w.send_slots = static_cast<int>(std::min<std::size_t>(std::size_t(max_slots), segments.size()));
   w.slot_bytes = detail::CheckedMul(max_cols, elem_bytes, "workspace: segment size");
-  // bytes() = (L + 2 + feedback_rows)·m·elem_bytes + send_slots·slot_bytes must fit, or every
-  // offset wraps.
+  // bytes() = (L + 2 + feedback_rows)·m·row_elem_bytes + send_slots·slot_bytes must fit, or
+  // every offset wraps.
   const std::size_t rows = detail::CheckedMul(
       detail::CheckedMul(std::size_t(w.rows() + w.feedback_rows), m, "workspace: rows"),
-      elem_bytes,
+      row_elem_bytes,
       "workspace: rows");
   detail::CheckedAdd(rows, detail::CheckedMul(std::size_t(w.send_slots), w.slot_bytes,
                                               "workspace: send slots"),

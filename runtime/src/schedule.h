@@ -72,12 +72,16 @@ std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t se
 //                        (ComputeBackend::FeedsBackRounding): the feedback of the diagonal that
 //                        x(t) starts, written at round t and read at round t+N, in row
 //                        L+2 + (t mod N); N rows more, (1 + 2N/c)·d elements in all.
-//
+// Rows hold row_elem_bytes per element (ComputeBackend::StateElementBytes: 8 where a float32
+// run keeps them in float64), the send slots elem_bytes (the packets' dtype). With wider rows,
+// y(t) of segment s is received into the upper half of the segment's span of its row
+// (recv_offset), so that the observation, written in place, never overwrites an unread y.
 
 struct WorkspaceLayout {
   int N = 0, c = 0, L = 0;
   std::size_t m = 0;           // elements per row
-  std::size_t elem_bytes = 0;  // bytes per element
+  std::size_t elem_bytes = 0;  // bytes per element of a packet (x, y)
+  std::size_t row_elem_bytes = 0;  // bytes per element of a row: elem_bytes, or 8 (float64 state)
   int send_slots = 0;          // min(max_slots, S); 0 when there are no segments
   std::size_t slot_bytes = 0;  // bytes of the largest segment (max_cols · elem_bytes)
   int feedback_rows = 0;       // N when the packets' rounding is fed back, else 0
@@ -88,20 +92,26 @@ struct WorkspaceLayout {
   int recv_row(int t) const;                    // y(t), t in [0, L)
   int send_slot(std::size_t exchange) const;    // exchange mod send_slots
   int feedback_row(int t) const;                // rounds t in [0, L]: L + 2 + t mod N
-  std::size_t row_offset(int r) const { return std::size_t(r) * m * elem_bytes; }
+  std::size_t row_offset(int r) const { return std::size_t(r) * m * row_elem_bytes; }
+  // Where y(t)[s] is received in row r: the segment's span starts at col0·row_elem_bytes; y
+  // takes its last cols·elem_bytes bytes (the whole span when rows hold packets' elements).
+  std::size_t recv_offset(int r, const Segment& s) const {
+    return row_offset(r) + s.col0 * row_elem_bytes + s.cols * (row_elem_bytes - elem_bytes);
+  }
   std::size_t slot_offset(int k) const {
     return row_offset(rows() + feedback_rows) + std::size_t(k) * slot_bytes;
   }
-  // (L + 2 + feedback_rows)·m·elem_bytes + send_slots·slot_bytes.
+  // (L + 2 + feedback_rows)·m·row_elem_bytes + send_slots·slot_bytes.
   std::size_t bytes() const { return slot_offset(send_slots); }
 };
 // Rows only (m = 0, no send slots): the row schedule, independent of the vector length.
 WorkspaceLayout MakeWorkspaceLayout(int N, int c);
 // The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments),
 // with min(max_slots, segments) send slots; max_slots >= 1 (InvalidArgument otherwise); with
-// `feedback`, N feedback rows.
+// `feedback`, N feedback rows; rows of row_elem_bytes per element (0: elem_bytes; otherwise
+// >= elem_bytes, InvalidArgument otherwise).
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
                                     const std::vector<Segment>& segments, int max_slots,
-                                    bool feedback = false);
+                                    bool feedback = false, std::size_t row_elem_bytes = 0);
 
 }  // namespace cerar

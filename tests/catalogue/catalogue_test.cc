@@ -131,6 +131,14 @@ TEST_P(OptimisedFile, OptimisedForFloat32AndBeatsItsEpsDesignThere) {
     const double model = design::PredictedError(*d, design::Arithmetic::kFloat32Acc64Feedback);
     EXPECT_NEAR(fed / model, 1.0, 0.03) << GetParam() << (d == &opt ? "" : " (its eps design)");
   }
+  // And with float64 state (docs/error-model.md, "Float64 state"): no encode or observation
+  // rounding; the model holds to 3 % as well.
+  so.accumulation = Accumulation::kFloat64State;
+  for (const Design* d : {&opt, &eps}) {
+    const double state = Simulate(*d, so).measured_err_rms;
+    const double model = design::PredictedError(*d, design::Arithmetic::kFloat32State64);
+    EXPECT_NEAR(state / model, 1.0, 0.03) << GetParam() << (d == &opt ? "" : " (its eps design)");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrices, OptimisedFile, ::testing::ValuesIn(OptimisedFiles()),

@@ -213,9 +213,9 @@ TEST(Validate, AcceptsWhatTheToolkitWrote) {
     const Validation v = Validate(Resigned(d.parts()));
     EXPECT_TRUE(v.ok()) << FirstDiffering(v);
     EXPECT_EQ(v.derived_exact.has_value(), d.exact_figures().has_value());
-    // 4 headline + 4 per-rank + 5 predicted errors (float32, float64, bfloat16,
-    // float32+acc64, float32+acc64+feedback), and the same 8 for exact figures.
-    EXPECT_EQ(v.checks.size(), d.exact_figures() ? 21u : 13u);
+    // 4 headline + 4 per-rank + 6 predicted errors (float32, float64, bfloat16,
+    // float32+acc64, float32+acc64+feedback, float32+state64), and the same 8 for exact figures.
+    EXPECT_EQ(v.checks.size(), d.exact_figures() ? 22u : 14u);
   }
 }
 

@@ -89,7 +89,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{3, 9, Parametrisation::kShiftInvariant,
                            Arithmetic::kFloat32Acc64Feedback},
                       Case{4, 13, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64Feedback},
-                      Case{2, 5, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64Feedback}),
+                      Case{2, 5, Parametrisation::kPerRank, Arithmetic::kFloat32Acc64Feedback},
+                      Case{3, 9, Parametrisation::kShiftInvariant, Arithmetic::kFloat32State64},
+                      Case{4, 13, Parametrisation::kPerRank, Arithmetic::kFloat32State64},
+                      Case{4, 6, Parametrisation::kPerRank, Arithmetic::kFloat32State64}),
     [](const ::testing::TestParamInfo<Case>& tp) {
       return std::string("N") + std::to_string(std::get<0>(tp.param)) + "_c" +
              std::to_string(std::get<1>(tp.param)) +

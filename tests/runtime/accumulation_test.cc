@@ -195,7 +195,8 @@ TEST(Feedback, NamesAndWhoFeedsBack) {
     ParseAccumulation("feedback");
     FAIL() << "no throw";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("buffer, f64 or f64+feedback"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("buffer, f64, f64+feedback or f64-state"),
+              std::string::npos)
         << e.what();
   }
   auto cpu = CreateCpuBackend();
@@ -320,6 +321,134 @@ TEST(Feedback, OffWhereTheDesignHasTwoLapsOrFewer) {
   const SimulateResult fed = Simulate(d, o);
   EXPECT_EQ(fed.err_per_rank, wide.err_per_rank);
   EXPECT_EQ(fed.workspace_bytes, wide.workspace_bytes);
+}
+
+// Accumulation::kFloat64State: the name, and which back ends and dtypes keep float64 rows.
+TEST(State64, NamesAndWhoKeepsFloat64Rows) {
+  EXPECT_EQ(ToString(Accumulation::kFloat64State), "f64-state");
+  EXPECT_EQ(ParseAccumulation("f64-state"), Accumulation::kFloat64State);
+  auto cpu = CreateCpuBackend();
+  EXPECT_EQ(cpu->StateElementBytes(DType::kFloat32), 4u);  // kBuffer until set
+  cpu->SetAccumulation(Accumulation::kFloat64Feedback);
+  EXPECT_EQ(cpu->StateElementBytes(DType::kFloat32), 4u);
+  cpu->SetAccumulation(Accumulation::kFloat64State);
+  EXPECT_EQ(cpu->StateElementBytes(DType::kFloat32), 8u);
+  EXPECT_TRUE(cpu->FeedsBackRounding(DType::kFloat32));
+  EXPECT_EQ(cpu->StateElementBytes(DType::kFloat64), 8u);  // float64 buffers: their own rows
+  EXPECT_FALSE(cpu->FeedsBackRounding(DType::kFloat64));
+  BufferOnlyBackend other;
+  EXPECT_EQ(other.StateElementBytes(DType::kFloat32), 4u);
+  EXPECT_FALSE(other.SupportsAccumulation(DType::kFloat32, Accumulation::kFloat64State));
+}
+
+// The float64-state step with the engine's aliasing: y(t) float32 in the upper half of a span of
+// float64 elements, the observation written over the whole span in place, the feedback in place.
+// obs is tmp = y - e_back + fed to float64 accuracy, x is e_now + tmp correctly rounded to
+// float32, and the feedback gains x's rounding error to float64 accuracy.
+TEST(State64, StepWidensInPlaceAndRoundsOnlyThePacket) {
+  const std::size_t n = 4099;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<double> span(n), e_now(n), e_back(n), fed(n);
+  std::vector<float> y0(n), x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    e_now[i] = normal(rng);
+    y0[i] = float(4 * normal(rng));
+    e_back[i] = normal(rng);
+    fed[i] = 1e-7 * normal(rng);
+  }
+  const std::vector<double> fed0 = fed;
+  float* y = reinterpret_cast<float*>(span.data()) + n;  // the upper half, as the engine has it
+  std::copy(y0.begin(), y0.end(), y);
+  auto be = CreateCpuBackend();
+  be->SetAccumulation(Accumulation::kFloat64State);
+  be->StepWithFeedback(DType::kFloat32, e_now.data(), y, e_back.data(), fed.data(), x.data(),
+                       span.data(), fed.data(), n);
+  double worst_obs = 0, worst_x = 0, worst_fed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const long double tmp = (long double)y0[i] - e_back[i] + fed0[i];
+    const long double sum = (long double)e_now[i] + tmp;
+    worst_obs = std::max(worst_obs, double(std::fabs(span[i] - tmp) / std::fabs(tmp)));
+    worst_x = std::max(worst_x, UlpError(x[i], sum));
+    // In units of 2^-53 of the terms' magnitude: the float64 sums forming e_now + tmp are the
+    // only roundings on the way.
+    const long double err = (long double)x[i] - sum;
+    const double terms = std::fabs(e_now[i]) + std::fabs(y0[i]) + std::fabs(e_back[i]);
+    worst_fed = std::max(worst_fed, double(std::fabs(fed[i] - (fed0[i] + err)) /
+                                           (0x1p-53 * terms)));
+  }
+  EXPECT_LE(worst_obs, 4 * 0x1p-53);  // not a float32 rounding (2^-24): kept in float64
+  EXPECT_LE(worst_x, 0.5 + 1e-6);
+  EXPECT_LE(worst_fed, 4.0);  // float64 feedback: 2^-53 of the sum, not 2^-24 of the error
+  // Without feedback rows (c <= 2N) Step does the same.
+  std::vector<double> span2(n);
+  float* y2 = reinterpret_cast<float*>(span2.data()) + n;
+  std::copy(y0.begin(), y0.end(), y2);
+  std::vector<float> x2(n);
+  be->Step(DType::kFloat32, e_now.data(), y2, e_back.data(), x2.data(), span2.data(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const long double tmp = (long double)y0[i] - e_back[i];
+    ASSERT_LE(std::fabs(span2[i] - tmp), 4 * 0x1p-53 * std::fabs(tmp)) << i;
+    ASSERT_LE(UlpError(x2[i], (long double)e_now[i] + tmp), 0.5 + 1e-6) << i;
+  }
+}
+
+// The engine with float64 state, over counts {0, 1, odd, large} and several segments per round
+// (each received into its own span's upper half): the same bytes as any float32 run, twice the
+// rows of the feedback run, a result within the rounding budget, lower than the feedback run's
+// error on every rank's whole output, and a second Run that repeats the first bit for bit.
+TEST(State64, EngineKeepsFloat64RowsAndSendsTheSameBytes) {
+  const Design d = test::RandomDesign(3, 7, 3);
+  ASSERT_TRUE(FeedsBackRounding(d.N(), d.c()));
+  const int N = d.N();
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3001},
+                            std::size_t{70001}}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    std::vector<double> err_fed(N), err_state(N), scale(N);
+    for (Accumulation acc : {Accumulation::kFloat64Feedback, Accumulation::kFloat64State}) {
+      std::vector<std::vector<float>> first(N), second(N);
+      std::vector<std::uint64_t> bytes(N);
+      std::vector<std::size_t> workspace(N);
+      auto errors = RunInProcess(N, [&](Transport& tr) {
+        const int j = tr.rank();
+        const auto g = test::Inputs<float>(N, count, 9);
+        auto be = CreateCpuBackend();
+        AllReduceOptions o;
+        o.accumulation = acc;
+        o.segment_bytes = 1024;
+        CodedAllReduce ar(d, tr, *be, count, o);
+        first[j] = g[j];
+        tr.ResetCounters();
+        ar.Run(first[j].data());
+        bytes[j] = tr.bytes_sent();
+        workspace[j] = ar.workspace_bytes();
+        second[j] = g[j];
+        ar.Run(second[j].data());
+        if (count == 0) return;
+        const auto ref = test::Reference(d, g, j, &scale[j]);
+        (acc == Accumulation::kFloat64State ? err_state : err_fed)[j] =
+            test::DiffNorm(first[j], ref) / scale[j];
+      });
+      for (auto& e : errors)
+        if (e) ADD_FAILURE() << ExceptionMessage(e);
+      const std::size_t m = (count + d.c() - 1) / d.c();
+      const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
+      const std::size_t rows = std::size_t(d.L() + 2 + N) * m;  // with the feedback rows
+      for (int j = 0; j < N; ++j) {
+        SCOPED_TRACE(ToString(acc) + ", rank " + std::to_string(j));
+        EXPECT_EQ(bytes[j], std::uint64_t(d.L()) * m * 4);
+        EXPECT_EQ(workspace[j], plain + std::size_t(N) * m * 4 +
+                                    (acc == Accumulation::kFloat64State ? rows * 4 : 0));
+        EXPECT_EQ(first[j], second[j]);
+      }
+    }
+    if (count < 1000) continue;  // too few elements for the errors to average out
+    for (int j = 0; j < N; ++j) {
+      SCOPED_TRACE("rank " + std::to_string(j));
+      EXPECT_LE(err_state[j], (1 + (d.L() + N - 1) / N) * test::CodedTolerance(d, 0x1p-24));
+      EXPECT_LT(err_state[j], err_fed[j]);
+    }
+  }
 }
 
 }  // namespace

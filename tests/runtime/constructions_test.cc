@@ -122,6 +122,26 @@ TEST(Feedback, LowersTheErrorOfAnAcc64RunAtCEqualTo3N) {
   EXPECT_LT(fed, 0.99 * wide) << "wide " << wide << ", fed back " << fed;
 }
 
+// Float64 state (docs/error-model.md): on the same design, keeping encoded vectors and
+// observations in float64 removes their roundings; the error drops below the feedback run's by
+// what the model predicts, and the model holds to 3 %.
+TEST(State64, LowersTheErrorOfAFeedbackRun) {
+  const Design d = Make({design::Construction::kEps, 8, 24, 1.07e-3});
+  SimulateOptions o;
+  o.count = std::size_t{1} << 17;
+  o.seed = 2;
+  o.run_ring = false;
+  o.accumulation = Accumulation::kFloat64Feedback;
+  const double fed = Simulate(d, o).measured_err_rms;
+  o.accumulation = Accumulation::kFloat64State;
+  const double state = Simulate(d, o).measured_err_rms;
+  const double fed_model = d.figures()->predicted_error.at("float32+acc64+feedback");
+  const double state_model = d.figures()->predicted_error.at("float32+state64");
+  EXPECT_LT(state_model, 0.99 * fed_model);
+  EXPECT_NEAR(state / state_model, 1.0, 0.03);
+  EXPECT_LT(state, 0.99 * fed) << "fed back " << fed << ", float64 state " << state;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Designs, ConstructionTest,
     ::testing::Values(Construct{design::Construction::kEps, 4, 8, 1e-3},  // PROTOCOL.md §7

@@ -62,9 +62,14 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   // float32+acc64: every result is computed in float64 and rounded once when stored; the
   // float64 work's own rounding (2^-53) is negligible beside it.
   const bool wide = arithmetic == Arithmetic::kFloat32Acc64 ||
-                    arithmetic == Arithmetic::kFloat32Acc64Feedback;
+                    arithmetic == Arithmetic::kFloat32Acc64Feedback ||
+                    arithmetic == Arithmetic::kFloat32State64;
+  // float32+state64: encoded vectors and observations are float64, never rounded; the packets
+  // are, x(0) = fl(e(0)) included.
+  const bool state64 = arithmetic == Arithmetic::kFloat32State64;
   // Feedback runs only where c > 2N (FeedsBackRounding); elsewhere the arithmetic is acc64's.
-  const bool feedback = arithmetic == Arithmetic::kFloat32Acc64Feedback && FeedsBackRounding(N, c);
+  const bool feedback = (arithmetic == Arithmetic::kFloat32Acc64Feedback || state64) &&
+                        FeedsBackRounding(N, c);
   // Stored float64 matrices are exact in a float64 run (and in the wide one, which uses them);
   // otherwise E and D are rounded once.
   const double matrix_rounding =
@@ -81,7 +86,8 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         if (k >= 1) partial_sums += partial;
       }
       rn2[i][t] = partial;
-      venc[i][t] = wide ? q * partial  // the float64 dot product, rounded once
+      venc[i][t] = state64 ? 0.0
+                   : wide  ? q * partial  // the float64 dot product, rounded once
                         : q * ((1.0 + matrix_rounding) * partial + partial_sums);
     }
   }
@@ -98,7 +104,7 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
       for (int s = 0; s < N; ++s) X += row_norm2(i - s, t - s);
       double h = 0;
       if (wide) {
-        if (t >= 1) h += q * X;  // e_i(t) + (y_i(t-1) - e_i(t-N)), rounded once
+        if (t >= 1 || state64) h += q * X;  // e_i(t) + (y_i(t-1) - e_i(t-N)), rounded once
       } else {
         if (t >= 1) h += q * (X + row_norm2(i, t - N));  // e_i(t) + y_i(t-1)
         if (t >= N) h += q * X;                          // ... - e_i(t-N)
@@ -145,7 +151,7 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
         Vo[r] += rn2[i][row];
         enc += venc[i][row];
       }
-      vo[r] = ring_var[r] + enc + (r >= 1 ? q * Vo[r] : 0.0);
+      vo[r] = ring_var[r] + enc + (r >= 1 && !state64 ? q * Vo[r] : 0.0);  // stored o[r]
     }
     // Decode S_hat_j[k] = g_j[k] + sum_r D[k,r] o[r], left to right. Var of the partial sums
     // P_m = sum_{r<=m} D[k,r] o[r] = sum_i (sum_{r<=m} D[k,r] W_ij[r,:]) g_i.
@@ -193,7 +199,8 @@ std::map<std::string, double> ModelErrors(int N, int c, const std::vector<Matrix
                                           const std::vector<double>& err_rms_per_rank) {
   std::map<std::string, double> out;
   for (Arithmetic a : {Arithmetic::kFloat32, Arithmetic::kFloat64, Arithmetic::kBFloat16,
-                       Arithmetic::kFloat32Acc64, Arithmetic::kFloat32Acc64Feedback}) {
+                       Arithmetic::kFloat32Acc64, Arithmetic::kFloat32Acc64Feedback,
+                       Arithmetic::kFloat32State64}) {
     out[ToString(a)] = ModelError(N, c, encoders, decoders, err_rms_per_rank, a);
   }
   return out;

@@ -35,9 +35,10 @@ Arithmetic ParseArithmetic(const std::string& name) {
   if (name == "bfloat16") return Arithmetic::kBFloat16;
   if (name == "float32+acc64") return Arithmetic::kFloat32Acc64;
   if (name == "float32+acc64+feedback") return Arithmetic::kFloat32Acc64Feedback;
+  if (name == "float32+state64") return Arithmetic::kFloat32State64;
   throw InvalidArgument("arithmetic '" + name +
                         "' is not one of float32, float64, bfloat16, float32+acc64, "
-                        "float32+acc64+feedback");
+                        "float32+acc64+feedback, float32+state64");
 }
 
 std::string ToString(Arithmetic a) {
@@ -47,6 +48,7 @@ std::string ToString(Arithmetic a) {
     case Arithmetic::kBFloat16: return "bfloat16";
     case Arithmetic::kFloat32Acc64: return "float32+acc64";
     case Arithmetic::kFloat32Acc64Feedback: return "float32+acc64+feedback";
+    case Arithmetic::kFloat32State64: return "float32+state64";
   }
   throw InvalidArgument("Arithmetic value " + std::to_string(static_cast<int>(a)) + " is unknown");
 }
@@ -57,7 +59,8 @@ double UnitRoundoff(Arithmetic a) {
     case Arithmetic::kFloat64: return std::ldexp(1.0, -53);
     case Arithmetic::kBFloat16: return std::ldexp(1.0, -8);
     case Arithmetic::kFloat32Acc64:  // what is stored is float32
-    case Arithmetic::kFloat32Acc64Feedback: return std::ldexp(1.0, -24);
+    case Arithmetic::kFloat32Acc64Feedback:
+    case Arithmetic::kFloat32State64: return std::ldexp(1.0, -24);
   }
   throw InvalidArgument("Arithmetic value " + std::to_string(static_cast<int>(a)) + " is unknown");
 }

@@ -18,9 +18,11 @@ RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithm
     : N_(N), c_(c), L_(c + N - 2), encoder_rows_(std::move(encoder_rows)) {
   const double u = UnitRoundoff(arithmetic);
   q_ = detail::RoundingVarianceFactor() * u * u;
+  state64_ = arithmetic == Arithmetic::kFloat32State64;
   wide_ = arithmetic == Arithmetic::kFloat32Acc64 ||
-          arithmetic == Arithmetic::kFloat32Acc64Feedback;
-  feedback_ = arithmetic == Arithmetic::kFloat32Acc64Feedback && FeedsBackRounding(N, c);
+          arithmetic == Arithmetic::kFloat32Acc64Feedback || state64_;
+  feedback_ = (arithmetic == Arithmetic::kFloat32Acc64Feedback || state64_) &&
+              FeedsBackRounding(N, c);
   if (N < 2 || c < 1) return;  // the Evaluator rejects these sizes
   // Stored float64 matrices are exact in a float64 run; otherwise E and D are rounded once.
   const double entry = arithmetic == Arithmetic::kFloat64 ? 1.0 : 2.0;
@@ -28,7 +30,9 @@ RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithm
   // term, and term k is in the partial sums P_m, m = max(k, 1) .. c-1. Wide: the float64 dot
   // product is rounded once, Var = q ||E_i[t,:]||^2.
   beta_.resize(c);
-  for (int k = 0; k < c; ++k) beta_(k) = wide_ ? 1.0 : entry + (c - std::max(k, 1));
+  // State64: e_i(t) is kept in float64, never rounded.
+  for (int k = 0; k < c; ++k)
+    beta_(k) = state64_ ? 0.0 : wide_ ? 1.0 : entry + (c - std::max(k, 1));
   // Decode S[k] = g[k] + sum_r D[k,r] o[r]: partial sum P_m rounded once for m = 1 .. c-1 and
   // once more when g[k] is added (m = c-1; for c = 1 that is the only rounding), so
   // sum_m w_m Var P_m = sum_{r,r'} D[k,r] D[k,r'] G[r,r'] Ω[r,r'], Ω[r,r'] = sum_{m >= max} w_m.
@@ -44,7 +48,9 @@ RoundingModel::RoundingModel(int N, int c, std::vector<int> encoder_rows, Arithm
   omega_.resize(c, c);
   for (int r = 0; r < c; ++r)
     for (int s = 0; s < c; ++s) omega_(r, s) = tail[std::max(r, s)];
-  for (int r = 0; r < c; ++r) omega_(r, r) += (wide_ ? 0.0 : entry) + (r >= 1 ? 1.0 : 0.0);
+  // State64 keeps o[r] in float64: no rounding when it is formed.
+  for (int r = 0; r < c; ++r)
+    omega_(r, r) += (wide_ ? 0.0 : entry) + (r >= 1 && !state64_ ? 1.0 : 0.0);
 }
 
 RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
@@ -69,7 +75,7 @@ RoundingModel::Ring RoundingModel::Prepare(const ConstRowMap& X) const {
       for (int s = 0; s < N; ++s) X_it += n2(i - s, t - s);
       double hop = 0;
       if (wide_) {
-        if (t >= 1) hop += q_ * X_it;  // rounded once
+        if (t >= 1 || state64_) hop += q_ * X_it;  // rounded once (state64: x(0) = fl(e(0)))
       } else {
         if (t >= 1) hop += q_ * (X_it + n2(i, t - N));
         if (t >= N) hop += q_ * X_it;
@@ -185,7 +191,7 @@ void RoundingModel::AddDirectGradient(int j, const ConstRowMap& X, const Decodin
       for (int i = 0; i < N; ++i) lambda(i, t) += lambda(Mod(i + 1, N), t + 1);
   }
   Mat mu = Mat::Zero(N, L);
-  for (int t = 1; t < L; ++t)
+  for (int t = state64_ ? 0 : 1; t < L; ++t)
     for (int i = 0; i < N; ++i) {
       const double h = q_ * lambda(i, t);
       if (h == 0) continue;

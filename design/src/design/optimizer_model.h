@@ -74,6 +74,7 @@ class RoundingModel {
   double q_;              // 0.18 u^2
   bool wide_ = false;     // float32+acc64: each stored result rounded once
   bool feedback_ = false;  // float32+acc64+feedback: and the packets' rounding fed back
+  bool state64_ = false;   // float32+state64: only packets and the result rounded
   Eigen::RowVectorXd beta_;  // encode: venc(i, t) = q sum_k beta_k E_i[t, k]^2
   Eigen::MatrixXd omega_;    // Ω' (c x c)
 };

@@ -77,7 +77,8 @@ struct Stage {
 
 std::optional<Arithmetic> PrecursorOf(const OptimizeOptions& o) {
   if (o.objective == Objective::kPredicted && (o.target == Arithmetic::kFloat32Acc64 ||
-                                               o.target == Arithmetic::kFloat32Acc64Feedback))
+                                               o.target == Arithmetic::kFloat32Acc64Feedback ||
+                                               o.target == Arithmetic::kFloat32State64))
     return Arithmetic::kFloat32;
   return std::nullopt;
 }
@@ -85,7 +86,7 @@ std::optional<Arithmetic> PrecursorOf(const OptimizeOptions& o) {
 // Rescaled continuation (§6): budgets kappa_max / f^s >= continuation_from, smallest first, on
 // the objective's figure, then kappa_max. kPredicted: the continuation budgets below the start's
 // kappa (err_rms under each), then the predicted error under kappa_max.
-// float32+acc64 and float32+acc64+feedback (PrecursorOf): the stages of a float32 run (from the
+// float32+acc64, float32+acc64+feedback and float32+state64 (PrecursorOf): the stages of a float32 run (from the
 // float32 eps start), then the target's error from its design. Searched from its own eps start, whose kappa is
 // ~1e5 at c = 3N, the acc64 search lands in worse optima than the float32 design rescaled to a
 // larger budget (docs/optimizer.md §8b: N = 8, c = 24, 100 s, measured 3.74e-3 against 2.08e-3).

@@ -35,8 +35,15 @@ inline constexpr int kDefaultMaxDigits = 400;
 // kFloat32Acc64Feedback: the same, and each rank feeds the rounding of its packets back into
 // the ring once per lap where c > 2N (FeedsBackRounding, cerar/format/design.h; the runtime's
 // Accumulation::kFloat64Feedback; docs/error-model.md); elsewhere it is kFloat32Acc64.
-enum class Arithmetic { kFloat32, kFloat64, kBFloat16, kFloat32Acc64, kFloat32Acc64Feedback };
-// "float32" | "float64" | "bfloat16" | "float32+acc64" | "float32+acc64+feedback"
+// kFloat32State64: float32 buffers and packets, everything a rank keeps in float64: encoded
+// vectors, observations and feedback are never rounded, so the only roundings are the packets
+// (fed back as in kFloat32Acc64Feedback where c > 2N) and the decoded result (the runtime's
+// Accumulation::kFloat64State; docs/error-model.md, "Float64 state").
+enum class Arithmetic {
+  kFloat32, kFloat64, kBFloat16, kFloat32Acc64, kFloat32Acc64Feedback, kFloat32State64
+};
+// "float32" | "float64" | "bfloat16" | "float32+acc64" | "float32+acc64+feedback" |
+// "float32+state64"
 Arithmetic ParseArithmetic(const std::string& name);
 std::string ToString(Arithmetic a);
 double UnitRoundoff(Arithmetic a);  // 2^-24, 2^-53, 2^-8

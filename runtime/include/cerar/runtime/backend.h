@@ -29,8 +29,14 @@ namespace cerar {
 //             rounding then grows linearly over the laps, a pattern the decoder amplifies far
 //             less than fresh errors (docs/error-model.md, "Rounding feedback"). N more
 //             workspace rows; same bytes sent. The model's "float32+acc64+feedback".
-enum class Accumulation { kBuffer, kFloat64, kFloat64Feedback };
-std::string ToString(Accumulation accumulation);  // "buffer" | "f64" | "f64+feedback"
+//   kFloat64State  kFloat64Feedback, and a float32 run keeps its workspace rows (encoded
+//             vectors, observations, feedback) in float64 (StateElementBytes): nothing a rank
+//             keeps is rounded, only the packets it sends (fed back where c > 2N) and the decoded
+//             result. Twice the workspace of kFloat64Feedback; same bytes sent. The model's
+//             "float32+state64" (docs/error-model.md, "Float64 state").
+enum class Accumulation { kBuffer, kFloat64, kFloat64Feedback, kFloat64State };
+// "buffer" | "f64" | "f64+feedback" | "f64-state"
+std::string ToString(Accumulation accumulation);
 Accumulation ParseAccumulation(const std::string& name);
 
 // Rows [first, first + count) of the encoder.
@@ -80,8 +86,18 @@ class ComputeBackend {
                     void* x, void* obs, std::size_t len) = 0;
 
   // Whether the engine must call StepWithFeedback instead of Step for `dtype` buffers under the
-  // current accumulation (CPU: float32 with kFloat64).
+  // current accumulation (CPU: float32 with kFloat64Feedback or kFloat64State).
   virtual bool FeedsBackRounding(DType /*dtype*/) const { return false; }
+
+  // Bytes per element of the workspace rows (encoded vectors, observations, feedback) for
+  // `dtype` buffers under the current accumulation: SizeOf(dtype), or 8 where the back end keeps
+  // them in float64 (CPU: float32 with kFloat64State). Packets (x, y) are always `dtype`. With
+  // float64 rows, enc in Encode, e_now, e_back, obs and the feedback pointers in Step and
+  // StepWithFeedback, and obs in Decode point to doubles; g, x and y_prev to `dtype`. The engine
+  // receives y(t) of a segment into the upper half of that segment's span of its row, so that
+  // obs may still overwrite it in place (element i of obs covers bytes 8i … 8i+7 of the span,
+  // y_prev's element i bytes 4 cols + 4i …, read first; ascending, no unread y is overwritten).
+  virtual std::size_t StateElementBytes(DType dtype) const { return SizeOf(dtype); }
 
   // Step with rounding feedback (docs/error-model.md, "Rounding feedback"):
   //   tmp = y_prev - e_back + feedback_in;  if obs: obs = tmp;
