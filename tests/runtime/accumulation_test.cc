@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 
@@ -260,53 +261,6 @@ TEST(Feedback, StepIsCorrectlyRoundedAndKeepsTheRoundingError) {
   EXPECT_EQ(fed2, fed0);
 }
 
-// The engine with feedback (c > 2N): the same bytes, N more workspace rows, rank outputs within
-// the rounding budget of the window formula, and a second Run on the same engine gives the
-// first's result bit for bit (no feedback leaks from one run into the next).
-TEST(Feedback, EngineSendsTheSameBytesAndRepeatsItself) {
-  const Design d = test::RandomDesign(3, 7, 3);
-  ASSERT_TRUE(FeedsBackRounding(d.N(), d.c()));
-  const int N = d.N();
-  const std::size_t count = 3001;
-  for (Accumulation acc : {Accumulation::kFloat64, Accumulation::kFloat64Feedback}) {
-    std::vector<std::vector<float>> first(N), second(N);
-    std::vector<std::uint64_t> bytes(N);
-    std::vector<std::size_t> workspace(N);
-    std::vector<double> err(N), scale(N);
-    auto errors = RunInProcess(N, [&](Transport& tr) {
-      const int j = tr.rank();
-      const auto g = test::Inputs<float>(N, count, 9);
-      auto be = CreateCpuBackend();
-      AllReduceOptions o;
-      o.accumulation = acc;
-      o.segment_bytes = 1024;  // several segments per round
-      CodedAllReduce ar(d, tr, *be, count, o);
-      first[j] = g[j];
-      tr.ResetCounters();
-      ar.Run(first[j].data());
-      bytes[j] = tr.bytes_sent();
-      workspace[j] = ar.workspace_bytes();
-      second[j] = g[j];
-      ar.Run(second[j].data());
-      const auto ref = test::Reference(d, g, j, &scale[j]);
-      err[j] = test::DiffNorm(first[j], ref);
-    });
-    for (auto& e : errors)
-      if (e) ADD_FAILURE() << ExceptionMessage(e);
-    const std::size_t m = (count + d.c() - 1) / d.c();
-    const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
-    for (int j = 0; j < N; ++j) {
-      SCOPED_TRACE(ToString(acc) + ", rank " + std::to_string(j));
-      EXPECT_EQ(bytes[j], std::uint64_t(d.L()) * m * 4);
-      EXPECT_EQ(workspace[j],
-                plain + (acc == Accumulation::kFloat64Feedback ? std::size_t(N) * m * 4 : 0));
-      EXPECT_EQ(first[j], second[j]);
-      // Feedback adds each rounding back at most ceil(L / N) times.
-      EXPECT_LE(err[j] / scale[j], (1 + (d.L() + N - 1) / N) * test::CodedTolerance(d, 0x1p-24));
-    }
-  }
-}
-
 // With c <= 2N feedback is off (FeedsBackRounding): the run is the float64-accumulation one, bit
 // for bit, in the same workspace.
 TEST(Feedback, OffWhereTheDesignHasTwoLapsOrFewer) {
@@ -393,29 +347,35 @@ TEST(State64, StepWidensInPlaceAndRoundsOnlyThePacket) {
   }
 }
 
-// The engine with float64 state, over counts {0, 1, odd, large} and several segments per round
-// (each received into its own span's upper half): the same bytes as any float32 run, twice the
-// rows of the feedback run, a result within the rounding budget, lower than the feedback run's
-// error on every rank's whole output, and a second Run that repeats the first bit for bit.
-TEST(State64, EngineKeepsFloat64RowsAndSendsTheSameBytes) {
+// The engine with float64 accumulation, with feedback (c > 2N) and with float64 state, over
+// counts {0, 1, odd, large} and several segments per round (float64 state receives each into
+// its own span's upper half): the same bytes; N more workspace rows with feedback, and rows twice
+// as wide with float64 state; rank outputs within the rounding budget of the window formula
+// (feedback adds each rounding back at most ceil(L / N) times); float64 state's error below the
+// feedback run's on every rank; and a second Run on the same engine gives the first's result bit
+// for bit (no feedback leaks from one run into the next).
+TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
   const Design d = test::RandomDesign(3, 7, 3);
   ASSERT_TRUE(FeedsBackRounding(d.N(), d.c()));
   const int N = d.N();
+  const Accumulation kinds[] = {Accumulation::kFloat64, Accumulation::kFloat64Feedback,
+                                Accumulation::kFloat64State};
   for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3001},
                             std::size_t{70001}}) {
-    SCOPED_TRACE("count " + std::to_string(count));
-    std::vector<double> err_fed(N), err_state(N), scale(N);
-    for (Accumulation acc : {Accumulation::kFloat64Feedback, Accumulation::kFloat64State}) {
+    std::map<Accumulation, std::vector<double>> err;
+    std::vector<double> scale(N);
+    for (Accumulation acc : kinds) {
       std::vector<std::vector<float>> first(N), second(N);
       std::vector<std::uint64_t> bytes(N);
       std::vector<std::size_t> workspace(N);
+      err[acc].assign(N, 0.0);
       auto errors = RunInProcess(N, [&](Transport& tr) {
         const int j = tr.rank();
         const auto g = test::Inputs<float>(N, count, 9);
         auto be = CreateCpuBackend();
         AllReduceOptions o;
         o.accumulation = acc;
-        o.segment_bytes = 1024;
+        o.segment_bytes = 1024;  // several segments per round
         CodedAllReduce ar(d, tr, *be, count, o);
         first[j] = g[j];
         tr.ResetCounters();
@@ -426,28 +386,29 @@ TEST(State64, EngineKeepsFloat64RowsAndSendsTheSameBytes) {
         ar.Run(second[j].data());
         if (count == 0) return;
         const auto ref = test::Reference(d, g, j, &scale[j]);
-        (acc == Accumulation::kFloat64State ? err_state : err_fed)[j] =
-            test::DiffNorm(first[j], ref) / scale[j];
+        err[acc][j] = test::DiffNorm(first[j], ref) / scale[j];
       });
       for (auto& e : errors)
         if (e) ADD_FAILURE() << ExceptionMessage(e);
       const std::size_t m = (count + d.c() - 1) / d.c();
       const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
       const std::size_t rows = std::size_t(d.L() + 2 + N) * m;  // with the feedback rows
+      const std::size_t want = acc == Accumulation::kFloat64         ? plain
+                               : acc == Accumulation::kFloat64Feedback ? plain + N * m * 4
+                                                                        : plain + N * m * 4 + rows * 4;
       for (int j = 0; j < N; ++j) {
-        SCOPED_TRACE(ToString(acc) + ", rank " + std::to_string(j));
+        SCOPED_TRACE(ToString(acc) + ", count " + std::to_string(count) + ", rank " +
+                     std::to_string(j));
         EXPECT_EQ(bytes[j], std::uint64_t(d.L()) * m * 4);
-        EXPECT_EQ(workspace[j], plain + std::size_t(N) * m * 4 +
-                                    (acc == Accumulation::kFloat64State ? rows * 4 : 0));
+        EXPECT_EQ(workspace[j], want);
         EXPECT_EQ(first[j], second[j]);
+        EXPECT_LE(err[acc][j], (1 + (d.L() + N - 1) / N) * test::CodedTolerance(d, 0x1p-24));
       }
     }
     if (count < 1000) continue;  // too few elements for the errors to average out
-    for (int j = 0; j < N; ++j) {
-      SCOPED_TRACE("rank " + std::to_string(j));
-      EXPECT_LE(err_state[j], (1 + (d.L() + N - 1) / N) * test::CodedTolerance(d, 0x1p-24));
-      EXPECT_LT(err_state[j], err_fed[j]);
-    }
+    for (int j = 0; j < N; ++j)
+      EXPECT_LT(err[Accumulation::kFloat64State][j], err[Accumulation::kFloat64Feedback][j])
+          << "count " << count << ", rank " << j;
   }
 }
 
