@@ -31,6 +31,11 @@ in float64 and rounded its result once:
             c > 2N): the hop s places upstream of an observation counts 1 + floor((s + 1) / N)
             times, so a rounding grows linearly over the laps (docs/error-model.md, "Rounding
             feedback"). N more stored vectors; same traffic.
+  state64   feedback, with the encoded vectors, observations and feedback sums kept in float64
+            (Accumulation::kFloat64State, "float32+state64"): no encode or observation
+            rounding; every packet is rounded, x(0) = fl(e(0)) included; the decoded result is
+            rounded once (docs/error-model.md, "Float64 state"). Twice the stored bytes of
+            feedback; same traffic.
 
 Each variant is evaluated twice: with the ring's rows N apart correlated (the toolkit's model:
 y_j(t) and y_j(t + N) lie on one diagonal, so the later one carries every ring rounding error of
@@ -38,7 +43,8 @@ the earlier; with lap, only the uncompensated part) and with the observation row
 independent (the model before 2026-12-06, which overestimates by 6-14 % where D's rows N apart
 have opposite signs). scripts/ring-rounding-sim.py measures which of the two a float32 run sees.
 The check against the file uses the correlated form; with --arithmetic float32+acc64 (or
-float32+acc64+feedback) it checks the acc64 (feedback) variant against that figure of the file.
+float32+acc64+feedback, float32+state64) it checks the acc64 (feedback, state64) variant against
+that figure of the file.
 
 "re-tuned" scales the predicted error by the design family's optimum law (docs/optimizer.md
 §8b): error ~ sqrt(a b) for c <= 2N (r* = 1), ~ (a^2 b)^(1/3) above, with b the rounding
@@ -57,9 +63,11 @@ import read_design  # noqa: E402
 
 RHO = 0.18
 UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53, "bfloat16": 2.0 ** -8,
-                 "float32+acc64": 2.0 ** -24, "float32+acc64+feedback": 2.0 ** -24}
+                 "float32+acc64": 2.0 ** -24, "float32+acc64+feedback": 2.0 ** -24,
+                 "float32+state64": 2.0 ** -24}
 ACC64 = {"step64": True, "encode64": True, "decode64": True, "round_obs": True}
 FEEDBACK = dict(ACC64, feedback=True)
+STATE64 = dict(FEEDBACK, round_obs=False, state64=True)
 
 
 def hop_offset(i, j, n):
@@ -67,13 +75,15 @@ def hop_offset(i, j, n):
 
 
 def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False,
-          correlated=False, round_obs=False, feedback=False):
+          correlated=False, round_obs=False, feedback=False, state64=False):
     """Per rank j: dict of rounding-variance terms (summed over the c outputs, before / (N c))."""
     L = c + N - 2
     feedback = feedback and c > 2 * N  # FeedsBackRounding(N, c)
     rn2 = np.array([[float(E[i][t] @ E[i][t]) for t in range(L)] for i in range(N)])
     cum = [np.cumsum(E[i] ** 2, axis=1) for i in range(N)]  # partial ||E_i[t,:k]||^2
-    if encode64:
+    if state64:  # e(t) kept in float64: never rounded
+        venc = 0.0 * rn2
+    elif encode64:
         venc = q * rn2
     else:
         venc = np.array([[q * (2.0 * rn2[i][t] + cum[i][t][1:].sum()) for t in range(L)]
@@ -100,7 +110,7 @@ def terms(E, D, N, c, q, step64=False, encode64=False, decode64=False, lap=False
                                             for s in range(N - 1) if t - s >= 0)
                 continue
             if step64:
-                if t >= 1:
+                if t >= 1 or state64:  # state64: x(0) = fl(e(0)) is a rounding too
                     hop = q * X
             else:
                 if t >= 1:
@@ -196,7 +206,8 @@ def main():
         want = (fig.get("predicted_error") or {}).get(a.arithmetic)
         if err is None or want is None:
             sys.exit(f"error-budget: {path} has no err_rms_per_rank / predicted_error.{a.arithmetic}")
-        kw0 = {"float32+acc64": ACC64, "float32+acc64+feedback": FEEDBACK}.get(a.arithmetic, {})
+        kw0 = {"float32+acc64": ACC64, "float32+acc64+feedback": FEEDBACK,
+               "float32+state64": STATE64}.get(a.arithmetic, {})
         base = terms(E, D, N, c, q, correlated=True, **kw0)
         got = predicted(err, base, N, c)
         if abs(got - want) > 1e-6 * want:
@@ -220,6 +231,7 @@ def main():
                           ("all", {"step64": True, "encode64": True, "decode64": True}),
                           ("acc64", ACC64),
                           ("feedback", FEEDBACK),
+                          ("state64", STATE64),
                           ("lap", {"lap": True}),
                           ("lap+all", {"lap": True, "encode64": True, "decode64": True})):
             cells = []

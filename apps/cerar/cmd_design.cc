@@ -191,7 +191,8 @@ void AddDesignCommand(CLI::App& app) {
       "--tune", args->tune,
       "target arithmetic float32 | float64 | bfloat16 | float32+acc64 (float32 packets, float64 "
       "arithmetic: simulate --accumulate f64) | float32+acc64+feedback (and the packets' "
-      "rounding fed back: --accumulate f64+feedback): eps, vandermonde: pick eps for it; "
+      "rounding fed back: --accumulate f64+feedback) | float32+state64 (and the workspace in "
+      "float64: --accumulate f64-state): eps, vandermonde: pick eps for it; "
       "optimized: minimise the predicted error in it");
   eps_opt->excludes(tune_opt);
   cmd->add_option("--precision", args->precision,
@@ -212,7 +213,8 @@ void AddDesignCommand(CLI::App& app) {
         throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
       if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
         throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
-                       "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback");
+                       "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback|"
+                       "float32+state64");
       if (tune_opt->count() > 0 && objective_opt->count() > 0)
         throw CliError("design: --tune optimises the predicted error; drop --objective " +
                        args->objective);
@@ -224,7 +226,8 @@ void AddDesignCommand(CLI::App& app) {
     }
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
       throw CliError("design: give --eps VALUE or --tune "
-                     "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback");
+                     "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback|"
+                     "float32+state64");
     if (eps_opt->count() > 0 && !(std::isfinite(args->eps) && args->eps >= 0))
       throw InvalidArgument("--eps " + Number(args->eps) +
                             ": eps must be finite and >= 0");

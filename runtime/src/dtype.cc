@@ -49,7 +49,8 @@ Accumulation ParseAccumulation(const std::string& name) {
        {Accumulation::kBuffer, Accumulation::kFloat64, Accumulation::kFloat64Feedback,
         Accumulation::kFloat64State})
     if (ToString(a) == name) return a;
-  throw InvalidArgument("accumulation '" + name + "': expected buffer, f64, f64+feedback or f64-state");
+  throw InvalidArgument("accumulation '" + name +
+                        "': expected buffer, f64, f64+feedback or f64-state");
 }
 
 void ComputeBackend::SetAccumulation(Accumulation accumulation) {

@@ -393,9 +393,10 @@ TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
       const std::size_t m = (count + d.c() - 1) / d.c();
       const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
       const std::size_t rows = std::size_t(d.L() + 2 + N) * m;  // with the feedback rows
+      const std::size_t fed = plain + N * m * 4;  // N feedback rows
       const std::size_t want = acc == Accumulation::kFloat64         ? plain
-                               : acc == Accumulation::kFloat64Feedback ? plain + N * m * 4
-                                                                        : plain + N * m * 4 + rows * 4;
+                               : acc == Accumulation::kFloat64Feedback ? fed
+                                                                        : fed + rows * 4;
       for (int j = 0; j < N; ++j) {
         SCOPED_TRACE(ToString(acc) + ", count " + std::to_string(count) + ", rank " +
                      std::to_string(j));

@@ -169,9 +169,10 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
     const std::string before = ToString(*run.precursor), target = ToString(o.target);
     prm["optimizer"]["precursor"] =
         "the stages of a " + before + " run (from the " + before +
-        " eps start, with the continuation above) come first; the " + target +
-        " stage starts from its design rescaled to budgets up to 16 times its kappa, or as it "
-        "is, or from the eps point, whichever is best";
+        " eps start, with the continuation above) come first, in two thirds of the time and "
+        "evaluations; the " + target +
+        " stage, in the last third, starts from its design rescaled to budgets up to 16 times "
+        "its kappa, or as it is, or from the eps point, whichever is best";
   }
   prm["start"] = {{"construction", "eps"},
                   {"eps", run.start_eps},

@@ -86,10 +86,11 @@ std::optional<Arithmetic> PrecursorOf(const OptimizeOptions& o) {
 // Rescaled continuation (§6): budgets kappa_max / f^s >= continuation_from, smallest first, on
 // the objective's figure, then kappa_max. kPredicted: the continuation budgets below the start's
 // kappa (err_rms under each), then the predicted error under kappa_max.
-// float32+acc64, float32+acc64+feedback and float32+state64 (PrecursorOf): the stages of a float32 run (from the
-// float32 eps start), then the target's error from its design. Searched from its own eps start, whose kappa is
-// ~1e5 at c = 3N, the acc64 search lands in worse optima than the float32 design rescaled to a
-// larger budget (docs/optimizer.md §8b: N = 8, c = 24, 100 s, measured 3.74e-3 against 2.08e-3).
+// float32+acc64, float32+acc64+feedback and float32+state64 (PrecursorOf): the stages of a
+// float32 run (from the float32 eps start), then the target's error from its design. Searched
+// from its own eps start, whose kappa is ~1e5 at c = 3N, the acc64 search lands in worse optima
+// than the float32 design rescaled to a larger budget (docs/optimizer.md §8b: N = 8, c = 24,
+// 100 s, measured 3.74e-3 against 2.08e-3).
 std::vector<Stage> PlanStages(const OptimizeOptions& o, const Figures& start) {
   const double from = EffectiveContinuationFrom(o), f = o.continuation_factor;
   const Norm norm = NormOf(o.objective);
@@ -121,6 +122,16 @@ std::vector<Stage> PlanStages(const OptimizeOptions& o, const Figures& start) {
 // made); later stages refine a transferred design (N = 16, c = 32, kappa_max = 1e4: ratio 0.45
 // with half, 0.82 with a third, docs/optimizer.md §9).
 double StageEnd(int st, int S) { return S == 1 ? 1.0 : 0.5 + 0.5 * st / (S - 1); }
+// With a precursor (PrecursorOf) its stages share the first two thirds and the target's stage
+// gets the last third. The target's stage starts from a design already in its basin and, at
+// N = 8, c = 24, stopped improving 12-22 s into its 50 s in all four runs logged, while the
+// float32 stage was still improving at its deadline; with two thirds, the (8, 24) float32+state64
+// runs measured 1.888e-3 and 1.817e-3 against 1.817e-3 and 2.227e-3 (docs/optimizer.md §8b).
+constexpr double kPrecursorShare = 2.0 / 3.0;
+double StageEnd(int st, int S, bool precursor) {
+  if (!precursor || st == S - 1) return StageEnd(st, S);
+  return kPrecursorShare * StageEnd(st, S - 1);
+}
 
 // --- SearchFresh -----------------------------------------------------------------------------
 // A stage from the eps point x (in ev's layout; base: the same point shift-invariant, both with
@@ -284,12 +295,12 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
   const int S = int(stages.size());
   const bool last = st == S - 1, per_rank = PerRank(o);
   const Stage& stage = stages[st];
+  const double end = StageEnd(st, S, run.precursor.has_value());
   settings.norm = stage.norm;
   settings.kappa_bound = std::isfinite(stage.kappa) ? stage.kappa * (1 - kKappaMargin) : kInf;
   settings.time_limit_s =
-      std::max(1e-3, o.time_limit_s * StageEnd(st, S) - Seconds(state.started));
-  settings.max_evaluations =
-      std::max(1, int(o.max_evaluations * StageEnd(st, S)) - evaluations_used);
+      std::max(1e-3, o.time_limit_s * end - Seconds(state.started));
+  settings.max_evaluations = std::max(1, int(o.max_evaluations * end) - evaluations_used);
   const double stage_eps = StageEps(o, stage, last, run.start_eps);
   state.progress_base = evaluations_used;
   SearchResult r;
