@@ -1,6 +1,9 @@
 #pragma once
-// ParallelFor: runs body(0 .. n-1) on a few threads (per-rank work is independent). The first
-// exception thrown by any task is rethrown in the caller after all threads joined. The pool is
+// ParallelFor: runs body(0 .. n-1) on a few threads (per-rank work is independent). After all
+// threads joined, the exception of the lowest failing index is rethrown in the caller, as a
+// sequential loop would: tasks are handed out in increasing order and a failure only stops
+// handing out later ones, so every lower index has run by then. (The first exception to be
+// thrown depended on the threads' timing: "rank j = 1" where a serial run says "rank j = 0".) The pool is
 // bounded by the hardware's threads; where a thread cannot be started (out of threads or of
 // address space), the work runs on those that did start, the caller's thread at least.
 #include <algorithm>
@@ -23,6 +26,7 @@ void ParallelFor(int n, const Body& body) {
   }
   std::atomic<int> next{0};
   std::exception_ptr error;
+  int error_index = n;
   std::mutex error_mutex;
   auto worker = [&] {
     for (int k = next++; k < n; k = next++) {
@@ -30,8 +34,11 @@ void ParallelFor(int n, const Body& body) {
         body(k);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next = n;  // stop handing out work
+        if (k < error_index) {
+          error = std::current_exception();
+          error_index = k;
+        }
+        next = n;  // stop handing out work; every index below k was handed out already
       }
     }
   };
