@@ -87,11 +87,8 @@ class CpuBackend final : public ComputeBackend {
 
   void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
             void* obs, std::size_t len) override {
-    if (state64(dtype))  // c <= 2N: no feedback rows
-      StepWideFeedback(static_cast<const double*>(e_now), static_cast<const float*>(y_prev),
-                       static_cast<const double*>(e_back), static_cast<const double*>(nullptr),
-                       static_cast<float*>(x), static_cast<double*>(obs),
-                       static_cast<double*>(nullptr), len);
+    if (state64(dtype))  // c <= 2N: the float64-state step without feedback rows
+      StepWithFeedback(dtype, e_now, y_prev, e_back, nullptr, x, obs, nullptr, len);
     else if (dtype == DType::kFloat32 && wide())
       StepWide(static_cast<const float*>(e_now), static_cast<const float*>(y_prev),
                static_cast<const float*>(e_back), static_cast<float*>(x),
