@@ -171,8 +171,8 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
         "the stages of a " + before + " run (from the " + before +
         " eps start, with the continuation above) come first, in two thirds of the time and "
         "evaluations; the " + target +
-        " stage, in the last third, starts from its design rescaled to budgets up to 16 times "
-        "its kappa, or as it is, or from the eps point, whichever is best";
+        " stage, in the last third, starts from its design rescaled to kappas up to 16 times "
+        "its own, or as it is, or from the eps point, whichever is best";
   }
   prm["start"] = {{"construction", "eps"},
                   {"eps", run.start_eps},

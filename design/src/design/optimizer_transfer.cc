@@ -21,40 +21,56 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-}  // namespace
+// x = gauge (X_eps(eps_from) + Delta), Delta split into its moments (see the header).
+struct Departure {
+  int N = 0, c = 0, rows = 0, r_star = 0;
+  bool per_rank = false;
+  double eps_from = 0;
+  std::vector<RowMat> moments;  // moments[k]: the degree-k part of Delta (rows x c)
 
-Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x,
-                         double eps_from, double eps_to, double kappa_bound,
-                         Evaluator::ErrorNorm norm) {
-  const int N = ev.N(), c = ev.c(), rows = ev.rows();
-  const int r_star = (c + N - 1) / N - 1;
-  const double log_bound = std::log(kappa_bound);
-  Transfer best;
-  auto probe = [&](const Eigen::VectorXd& y, double* log_err) {
-    const Evaluator::Result r = ev.Evaluate(y.data(), norm, false);
-    ++best.evaluations;
-    *log_err = r.singular ? kInf : MaxOf(r.log_err);
-    if (r.singular) return kInf;
-    return std::max(MaxOf(r.log_kappa_dec), MaxOf(r.log_kappa_enc)) - log_bound;
-  };
-
-  // The previous best meets every larger budget: the fallback (plain continuation).
-  best.x = x;
-  best.how = "previous best";
-  {
-    double e = kInf;
-    const double worst = probe(x, &e);
-    best.log_err = worst <= 0 ? e : kInf;
+  // X_eps(s eps_from) + sum_k s^{e_k} Delta_k.
+  Eigen::VectorXd Candidate(const std::vector<int>& e, double s) const {
+    RowMat y = Eigen::Map<const RowMat>(EpsPoint(N, c, eps_from * s, per_rank).data(), rows, c);
+    for (int k = 0; k <= r_star; ++k) y += std::pow(s, e[k]) * moments[k];
+    return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(y.data(), y.size()));
   }
+  // e_k = max(0, A - k) for A = 1 .. r* + 2, and e_k = 1.
+  std::vector<std::vector<int>> Patterns() const {
+    std::vector<std::vector<int>> patterns;
+    for (int A = 1; A <= r_star + 2; ++A) {
+      std::vector<int> e(r_star + 1);
+      for (int k = 0; k <= r_star; ++k) e[k] = std::max(0, A - k);
+      patterns.push_back(e);
+    }
+    patterns.push_back(std::vector<int>(r_star + 1, 1));
+    return patterns;
+  }
+};
 
-  // Delta in the eps basis at eps_from, split into per-cluster moments.
+std::string Describe(const std::vector<int>& e) {
+  std::ostringstream how;
+  how << "rescaled, exponents (";
+  for (std::size_t k = 0; k < e.size(); ++k) how << (k ? ", " : "") << e[k];
+  how << ")";
+  return how.str();
+}
+
+// False when x has no usable gauge against the eps point (then only x itself is a candidate).
+bool Decompose(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x, double eps_from,
+               Departure& d) {
+  d.N = ev.N();
+  d.c = ev.c();
+  d.rows = ev.rows();
+  d.r_star = (d.c + d.N - 1) / d.N - 1;
+  d.per_rank = per_rank;
+  d.eps_from = eps_from;
+  const int N = d.N, c = d.c, rows = d.rows, r_star = d.r_star;
   const Eigen::VectorXd xe = EpsPoint(N, c, eps_from, per_rank);
   const double gauge = x.dot(xe) / xe.squaredNorm();
-  if (!(std::abs(gauge) > 0) || !std::isfinite(gauge)) return best;
+  if (!(std::abs(gauge) > 0) || !std::isfinite(gauge)) return false;
   const RowMat delta = Eigen::Map<const RowMat>(x.data(), rows, c) / gauge -
                        Eigen::Map<const RowMat>(xe.data(), rows, c);
-  // moments[k]: the degree-k part of Delta (rows x c); zero where a cluster is shorter.
-  std::vector<RowMat> moments(r_star + 1, RowMat::Zero(rows, c));
+  d.moments.assign(r_star + 1, RowMat::Zero(rows, c));  // zero where a cluster is shorter
   for (int p = 0; p < N && p < c; ++p) {
     std::vector<int> cols;
     for (int k = p; k < c; k += N) cols.push_back(k);
@@ -67,25 +83,54 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
     for (int q = 0; q < m; ++q) D.col(q) = delta.col(cols[q]);
     for (int k = 0; k < m; ++k) {
       const Eigen::MatrixXd part = (D * P.col(k)) * P.col(k).transpose();
-      for (int q = 0; q < m; ++q) moments[k].col(cols[q]) = part.col(q);
+      for (int q = 0; q < m; ++q) d.moments[k].col(cols[q]) = part.col(q);
     }
   }
+  return true;
+}
 
-  std::vector<std::vector<int>> patterns;
-  for (int A = 1; A <= r_star + 2; ++A) {
-    std::vector<int> e(r_star + 1);
-    for (int k = 0; k <= r_star; ++k) e[k] = std::max(0, A - k);
-    patterns.push_back(e);
-  }
-  patterns.push_back(std::vector<int>(r_star + 1, 1));
+// One probe: its error (log, max over ranks) and how far its kappa is over log_bound (<= 0:
+// within); both infinite when singular.
+struct Probe {
+  double log_err = kInf, log_kappa = kInf;
+};
+Probe Measure(const Evaluator& ev, const Eigen::VectorXd& y, Evaluator::ErrorNorm norm,
+              int* evaluations) {
+  const Evaluator::Result r = ev.Evaluate(y.data(), norm, false);
+  ++*evaluations;
+  if (r.singular) return {};
+  return {MaxOf(r.log_err), std::max(MaxOf(r.log_kappa_dec), MaxOf(r.log_kappa_enc))};
+}
+
+// The previous best, when it meets the bound: the fallback (plain continuation).
+Transfer PreviousBest(const Evaluator& ev, const Eigen::VectorXd& x, double log_bound,
+                      Evaluator::ErrorNorm norm) {
+  Transfer best;
+  best.x = x;
+  best.how = "previous best";
+  const Probe p = Measure(ev, x, norm, &best.evaluations);
+  best.log_err = p.log_kappa <= log_bound ? p.log_err : kInf;
+  return best;
+}
+
+}  // namespace
+
+Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x,
+                         double eps_from, double eps_to, double kappa_bound,
+                         Evaluator::ErrorNorm norm) {
+  const double log_bound = std::log(kappa_bound);
+  Transfer best = PreviousBest(ev, x, log_bound, norm);
+  Departure d;
+  if (!Decompose(ev, per_rank, x, eps_from, d)) return best;
+  auto probe = [&](const Eigen::VectorXd& y, double* log_err) {
+    const Probe p = Measure(ev, y, norm, &best.evaluations);
+    *log_err = p.log_err;
+    return p.log_kappa - log_bound;
+  };
 
   const double s0 = eps_to / eps_from;
-  for (const auto& e : patterns) {
-    auto candidate = [&](double s) {
-      RowMat y = Eigen::Map<const RowMat>(EpsPoint(N, c, eps_from * s, per_rank).data(), rows, c);
-      for (int k = 0; k <= r_star; ++k) y += std::pow(s, e[k]) * moments[k];
-      return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(y.data(), y.size()));
-    };
+  for (const auto& e : d.Patterns()) {
+    auto candidate = [&](double s) { return d.Candidate(e, s); };
     // Bracket the budget boundary in log s (kappa falls as s grows), then bisect.
     double lo = std::log(s0), hi = lo, err_hi = kInf;
     double e_probe = kInf;
@@ -121,11 +166,67 @@ Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::Vector
       best.x = candidate(std::exp(hi));
       best.log_err = err_hi;
       best.scale = std::exp(hi);
-      std::ostringstream how;
-      how << "rescaled, exponents (";
-      for (int k = 0; k <= r_star; ++k) how << (k ? ", " : "") << e[k];
-      how << ")";
-      best.how = how.str();
+      best.how = Describe(e);
+    }
+  }
+  return best;
+}
+
+Transfer RescaleForError(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x,
+                         double eps_from, double kappa_cap, Evaluator::ErrorNorm norm) {
+  const double log_cap = std::log(kappa_cap);
+  Transfer best = PreviousBest(ev, x, log_cap, norm);
+  Departure d;
+  if (!Decompose(ev, per_rank, x, eps_from, d)) return best;
+  constexpr int kStepsPerOctave = 4, kMaxSteps = 40, kBisections = 10;
+  const double step = std::log(2.0) / kStepsPerOctave;
+  for (const auto& e : d.Patterns()) {
+    // Probes candidate(exp(log_s)); true when it is within the cap. Keeps the run's best.
+    double pattern_best = kInf, pattern_best_log_s = 0;
+    auto probe = [&](double log_s) {
+      const Eigen::VectorXd y = d.Candidate(e, std::exp(log_s));
+      const Probe p = Measure(ev, y, norm, &best.evaluations);
+      if (!(p.log_kappa <= log_cap)) return false;
+      if (p.log_err < pattern_best) {
+        pattern_best = p.log_err;
+        pattern_best_log_s = log_s;
+      }
+      if (p.log_err < best.log_err) {
+        best.x = y;
+        best.log_err = p.log_err;
+        best.scale = std::exp(log_s);
+        std::ostringstream how;
+        how << Describe(e) << " to kappa " << std::exp(p.log_kappa);
+        best.how = how.str();
+      }
+      return true;
+    };
+    // The error falls with s until rounding takes over; three rises in a row end the scan.
+    int rising = 0;
+    double last_within = 0, over = 0;
+    bool capped = false;
+    for (int j = 1; j <= kMaxSteps && rising < 3; ++j) {
+      const double before = pattern_best, log_s = -j * step;
+      if (!probe(log_s)) {  // kappa grows as s falls: the rest is over the cap
+        capped = true;
+        over = log_s;
+        break;
+      }
+      last_within = log_s;
+      rising = pattern_best < before ? 0 : rising + 1;
+    }
+    if (!std::isfinite(pattern_best)) continue;
+    if (capped && pattern_best_log_s == last_within) {
+      // Still falling at the cap: bisect onto it, as a budget fit would.
+      double lo = over, hi = last_within;
+      for (int it = 0; it < kBisections; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (probe(mid) ? hi : lo) = mid;
+      }
+    } else {
+      // An interior minimum: the half steps either side.
+      probe(pattern_best_log_s - step / 2);
+      probe(pattern_best_log_s + step / 2);
     }
   }
   return best;

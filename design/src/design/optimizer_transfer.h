@@ -13,7 +13,7 @@ struct Transfer {
   Eigen::VectorXd x;       // start point for the larger budget (meets it in float64)
   double log_err = 0;      // its max_j log err_j in the search's norm
   std::string how;         // "previous best" or "rescaled, exponents (e_0, e_1, ...)"
-  double scale = 1;        // s: eps_to / eps_from after the budget fit (1 for "previous best")
+  double scale = 1;        // s: eps_to / eps_from of the candidate (1 for "previous best")
   int evaluations = 0;     // design evaluations spent
 };
 
@@ -28,5 +28,14 @@ struct Transfer {
 Transfer RescaleToBudget(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x,
                          double eps_from, double eps_to, double kappa_bound,
                          Evaluator::ErrorNorm norm);
+
+// For a stage with no budget to fit (the predicted error prices kappa): the same candidates with
+// s on a grid of quarter octaves below 1 (s = 2^-j/4), each pattern scanned while its
+// max(kappa_dec, kappa_enc) stays within kappa_cap and until its error has risen three steps in a
+// row, and x itself. Returns the candidate with the smallest error. Equivalent to fitting one
+// budget per grid point, as kappa falls monotonically in s, at one evaluation per point instead
+// of a bracket and a bisection (~23).
+Transfer RescaleForError(const Evaluator& ev, bool per_rank, const Eigen::VectorXd& x,
+                         double eps_from, double kappa_cap, Evaluator::ErrorNorm norm);
 
 }  // namespace cerar::design::opt
