@@ -122,15 +122,19 @@ std::vector<Stage> PlanStages(const OptimizeOptions& o, const Figures& start) {
 // made); later stages refine a transferred design (N = 16, c = 32, kappa_max = 1e4: ratio 0.45
 // with half, 0.82 with a third, docs/optimizer.md §9).
 double StageEnd(int st, int S) { return S == 1 ? 1.0 : 0.5 + 0.5 * st / (S - 1); }
-// With a precursor (PrecursorOf) its stages share the first two thirds and the target's stage
-// gets the last third. The target's stage starts from a design already in its basin and, at
-// N = 8, c = 24, stopped improving 12-22 s into its 50 s in all four runs logged, while the
-// float32 stage was still improving at its deadline; with two thirds, the (8, 24) float32+state64
-// runs measured 1.888e-3 and 1.817e-3 against 1.817e-3 and 2.227e-3 (docs/optimizer.md §8b).
-constexpr double kPrecursorShare = 2.0 / 3.0;
-double StageEnd(int st, int S, bool precursor) {
-  if (!precursor || st == S - 1) return StageEnd(st, S);
-  return kPrecursorShare * StageEnd(st, S - 1);
+// With a precursor (PrecursorOf) its stages share the first PrecursorShare of the budgets and
+// the target's stage gets the rest. The target's stage starts from a design already in its
+// basin; the float32 stage crosses plateaus, and a drop it makes after its deadline is lost
+// (docs/optimizer.md §8b). Up to kSmallProblem variables (N = 8, c = 24 per rank: 5 760) the
+// target's stage converges within ~15 s of 100 and gets a quarter: at N = 8, c = 24 with a
+// third, one float32+state64 run in five handed over before the float32 stage's drop (2.23e-3
+// measured, against 1.78-1.89e-3). Above (N = 16, c = 48: 47 616) it still improves at the
+// deadline of its third (2.72e-3 -> 2.35-2.46e-3 in ~27 s) and keeps it.
+constexpr int kSmallProblem = 12000;
+double PrecursorShare(int variables) { return variables <= kSmallProblem ? 0.75 : 2.0 / 3.0; }
+double StageEnd(int st, int S, std::optional<double> precursor_share) {
+  if (!precursor_share || st == S - 1) return StageEnd(st, S);
+  return *precursor_share * StageEnd(st, S - 1);
 }
 
 // --- SearchFresh -----------------------------------------------------------------------------
@@ -288,7 +292,8 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
   const int S = int(stages.size());
   const bool last = st == S - 1, per_rank = PerRank(o);
   const Stage& stage = stages[st];
-  const double end = StageEnd(st, S, run.precursor.has_value());
+  const double end = StageEnd(
+      st, S, run.precursor ? std::optional<double>(run.precursor_share) : std::nullopt);
   settings.norm = stage.norm;
   settings.kappa_bound = std::isfinite(stage.kappa) ? stage.kappa * (1 - kKappaMargin) : kInf;
   // The budgets are what is left after the start is chosen (CarryOver evaluates designs too).
@@ -378,6 +383,7 @@ Float64Run RunFloat64(const OptimizeOptions& options, const Evaluator& ev) {
   const std::vector<Stage> stages = PlanStages(options, run.start_figures);
   // A stage in another arithmetic than the run's (PrecursorOf) gets its own evaluator.
   run.precursor = PrecursorOf(options);
+  if (run.precursor) run.precursor_share = PrecursorShare(ev.size());
   std::optional<Evaluator> precursor;
   if (run.precursor)
     precursor.emplace(N, c, PerRank(options) ? Parametrisation::kPerRank

@@ -68,6 +68,7 @@ struct Float64Run {
   std::vector<std::string> stage_starts;  // how each stage after the first started
   // The arithmetic of the stages run before the target's (float32 for float32+acc64), if any.
   std::optional<Arithmetic> precursor;
+  double precursor_share = 0;  // of the budgets, to the precursor's stages (0: no precursor)
   bool skipped = false;                   // start already exact: nothing to optimise
 };
 // The evaluator's layout follows ResolveVariables(options); its target is options.target.
