@@ -379,8 +379,6 @@ TEST(Optimize, Float32Acc64StartsFromAFloat32Design) {
   EXPECT_EQ(starts[1].get<std::string>().find("from the float32 design"), std::string::npos);
   // 320 variables: a small problem, whose precursor gets three quarters of the budgets.
   EXPECT_EQ(p.at("optimizer").at("precursor_share").get<double>(), 0.75);
-  EXPECT_NE(p.at("optimizer").at("precursor").get<std::string>().find("in three quarters"),
-            std::string::npos);
   ASSERT_TRUE(p.at("improved").get<bool>());
   const double got = Analyse(d, Precision::kMp50).predicted_error.at("float32+acc64");
   EXPECT_LT(got, 0.9 * StartPredicted(d, "float32+acc64"));

@@ -169,11 +169,11 @@ nlohmann::json ProvenanceParameters(const OptimizeOptions& o, const opt::Evaluat
     const std::string before = ToString(*run.precursor), target = ToString(o.target);
     prm["optimizer"]["precursor"] =
         "the stages of a " + before + " run (from the " + before +
-        " eps start, with the continuation above) come first, in " +
-        std::string(run.precursor_share > 0.7 ? "three quarters" : "two thirds") +
-        " of the time and evaluations (three quarters up to 12000 variables, else two thirds); "
-        "the " + target + " stage, in the rest, starts from its design rescaled to kappas up to 16 times "
-        "its own, or as it is, or from the eps point, whichever is best";
+        " eps start, with the continuation above) come first, in precursor_share of the time "
+        "and evaluations (three quarters up to 12000 variables, else two thirds); the " +
+        target +
+        " stage, in the rest, starts from its design rescaled to kappas up to 16 times its own, "
+        "or as it is, or from the eps point, whichever is best";
     prm["optimizer"]["precursor_share"] = run.precursor_share;
   }
   prm["start"] = {{"construction", "eps"},

@@ -132,9 +132,9 @@ double StageEnd(int st, int S) { return S == 1 ? 1.0 : 0.5 + 0.5 * st / (S - 1);
 // deadline of its third (2.72e-3 -> 2.35-2.46e-3 in ~27 s) and keeps it.
 constexpr int kSmallProblem = 12000;
 double PrecursorShare(int variables) { return variables <= kSmallProblem ? 0.75 : 2.0 / 3.0; }
-double StageEnd(int st, int S, std::optional<double> precursor_share) {
-  if (!precursor_share || st == S - 1) return StageEnd(st, S);
-  return *precursor_share * StageEnd(st, S - 1);
+double StageEnd(int st, int S, double precursor_share) {  // 0: no precursor
+  if (precursor_share == 0 || st == S - 1) return StageEnd(st, S);
+  return precursor_share * StageEnd(st, S - 1);
 }
 
 // --- SearchFresh -----------------------------------------------------------------------------
@@ -292,8 +292,7 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
   const int S = int(stages.size());
   const bool last = st == S - 1, per_rank = PerRank(o);
   const Stage& stage = stages[st];
-  const double end = StageEnd(
-      st, S, run.precursor ? std::optional<double>(run.precursor_share) : std::nullopt);
+  const double end = StageEnd(st, S, run.precursor_share);
   settings.norm = stage.norm;
   settings.kappa_bound = std::isfinite(stage.kappa) ? stage.kappa * (1 - kKappaMargin) : kInf;
   // The budgets are what is left after the start is chosen (CarryOver evaluates designs too).
@@ -306,6 +305,7 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
   state.progress_base = evaluations_used;
   SearchResult r;
   int carry_evaluations = 0;
+  budget(0);
   if (state.current.size() > 0) {
     const Carried carried = CarryOver(ev, per_rank, stage, state.current, state.current_eps,
                                       state.current_log_err, stage_eps, stages[st - 1]);
@@ -323,7 +323,6 @@ SearchResult RunStage(const OptimizeOptions& o, const Evaluator& ev,
     }
   }
   if (r.x.size() == 0) {
-    budget(carry_evaluations);
     // From the eps point for this stage's budget (the run's own start on the last stage), with
     // the run's seeded perturbation.
     Eigen::VectorXd xs = state.x0;
