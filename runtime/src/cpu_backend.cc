@@ -15,6 +15,8 @@
 
 #include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
+#include "accumulation_rules.h"
+#include "wide_step.h"
 
 namespace cerar {
 namespace {
@@ -106,8 +108,7 @@ class CpuBackend final : public ComputeBackend {
   }
 
   bool FeedsBackRounding(DType dtype) const override {
-    return dtype == DType::kFloat32 && (accumulation_ == Accumulation::kFloat64Feedback ||
-                                        accumulation_ == Accumulation::kFloat64State);
+    return detail::RoundingFedBack(dtype, accumulation_);
   }
 
   std::size_t StateElementBytes(DType dtype) const override {
@@ -243,9 +244,7 @@ class CpuBackend final : public ComputeBackend {
   }
 
   bool wide() const { return accumulation_ != Accumulation::kBuffer; }
-  bool state64(DType dtype) const {
-    return dtype == DType::kFloat32 && accumulation_ == Accumulation::kFloat64State;
-  }
+  bool state64(DType dtype) const { return detail::Float64Rows(dtype, accumulation_); }
 
   // The wide path: a float64 copy of each column block (the block size in float64 elements),
   // the float64 GEMM, one rounding of the result (none where the rows are float64, S = double).
@@ -264,27 +263,15 @@ class CpuBackend final : public ComputeBackend {
     }
   }
 
-  // StepWide adding feedback_in to tmp and accumulating x's rounding into feedback_out. The
-  // rounding x - (e_now + tmp) is exact in float64 (|x - sum| <= ulp32(sum) / 2, Sterbenz); the
-  // float32 store of the sum rounds it by a relative 2^-24 of an error already ~2^-24 of x.
-  // S: the type of the rows (float, or double for kFloat64State, where nothing but x rounds).
-  // Element i reads y_prev[i] before it writes obs[i] (they may share memory, backend.h).
+  // The wide step (wide_step.h, shared with the CUDA kernel) over `len` elements in ascending
+  // order: element i reads y_prev[i] before it writes obs[i], which with float64 rows (S =
+  // double) may overlap y elements up to i (backend.h, StateElementBytes), already read.
   template <typename S>
   static void StepWideFeedback(const S* e_now, const float* y_prev, const S* e_back,
                                const S* feedback_in, float* x, S* obs, S* feedback_out,
                                std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) {
-      const double fed = feedback_in ? double(feedback_in[i]) : 0.0;
-      const double tmp = (y_prev ? double(y_prev[i]) : 0.0) -
-                         (e_back ? double(e_back[i]) : 0.0) + fed;
-      const double sum = (e_now ? double(e_now[i]) : 0.0) + tmp;
-      if (obs) obs[i] = static_cast<S>(tmp);
-      if (x) {
-        const float packet = static_cast<float>(sum);
-        x[i] = packet;
-        if (feedback_out) feedback_out[i] = static_cast<S>(fed + (double(packet) - sum));
-      }
-    }
+    for (std::size_t i = 0; i < len; ++i)
+      detail::WideStepAt<S>(e_now, y_prev, e_back, feedback_in, x, obs, feedback_out, i);
   }
 
   // tmp = y_prev - e_back exactly (float64), then obs = fl(tmp) and x = fl(e_now + tmp): x

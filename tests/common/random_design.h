@@ -9,18 +9,24 @@
 
 namespace cerar::test_common {
 
+// A rows x cols matrix, entries in [-1, 1] drawn from `rng` in row-major order.
+inline MatrixXd RandomMatrix(int rows, int cols, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  MatrixXd A(rows, cols);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < cols; ++k) A(r, k) = u(rng);
+  return A;
+}
+
 // N encoders (L x c) and N decoders (c x c), entries drawn from `rng` in row-major order.
 inline DesignParts RandomMatrices(int N, int c, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   DesignParts parts;
   parts.N = N;
   parts.c = c;
   for (int i = 0; i < N; ++i) {
-    MatrixXd E(c + N - 2, c), D(c, c);
-    for (Eigen::Index k = 0; k < E.size(); ++k) E.data()[k] = u(rng);
-    for (Eigen::Index k = 0; k < D.size(); ++k) D.data()[k] = u(rng);
+    MatrixXd E = RandomMatrix(c + N - 2, c, rng);
     parts.encoders.push_back(E);
-    parts.decoders.push_back(D);
+    parts.decoders.push_back(RandomMatrix(c, c, rng));
   }
   parts.provenance.construction = "random";
   return parts;

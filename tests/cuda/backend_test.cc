@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cerar/runtime/cuda/cuda_backend.h"
+#include "../common/random_design.h"
 #include "gpu_test_util.h"
 
 namespace cerar {
@@ -47,13 +48,7 @@ std::vector<double> Random(std::size_t count, DType t, std::mt19937_64& rng) {
   return v;
 }
 
-MatrixXd RandomMatrix(int rows, int cols, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  MatrixXd A(rows, cols);
-  for (int r = 0; r < rows; ++r)
-    for (int k = 0; k < cols; ++k) A(r, k) = u(rng);
-  return A;
-}
+using test_common::RandomMatrix;
 
 // The matrix as the device holds it for buffers of type t.
 MatrixXd Rounded(const MatrixXd& A, DType t) {

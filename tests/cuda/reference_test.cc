@@ -18,15 +18,17 @@ struct RefCase {
   int N, c;
   std::size_t n;
   DType dtype;
+  Accumulation accumulation = Accumulation::kBuffer;  // the GPU engine test runs each
 };
 void PrintTo(const RefCase& k, std::ostream* os) {
-  *os << "N=" << k.N << " c=" << k.c << " n=" << k.n << " " << test::Name(k.dtype);
+  *os << "N=" << k.N << " c=" << k.c << " n=" << k.n << " " << test::Name(k.dtype) << " "
+      << ToString(k.accumulation);
 }
 
 class ProtocolReferenceTest : public testing::TestWithParam<RefCase> {};
 
 TEST_P(ProtocolReferenceTest, CpuEngineIsWithinTheBound) {
-  const auto [N, c, n, t] = GetParam();
+  const auto [N, c, n, t, accumulation] = GetParam();
   const Design design = test::RandomDesign(N, c, std::uint64_t(N * 31 + c) + n);
   std::mt19937_64 rng(std::uint64_t(N * 31 + c) + n + 1);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -37,6 +39,7 @@ TEST_P(ProtocolReferenceTest, CpuEngineIsWithinTheBound) {
   AllReduceOptions options;
   options.dtype = t;
   options.segment_bytes = 512;
+  options.accumulation = accumulation;
   const auto errors = RunInProcess(N, [&](Transport& transport) {
     auto backend = CreateCpuBackend();
     CodedAllReduce allreduce(design, transport, *backend, n, options);
@@ -65,6 +68,10 @@ std::vector<RefCase> RefCases() {
   for (auto [N, c] : shapes)
     for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1001)})
       for (DType t : {DType::kFloat32, DType::kFloat64}) out.push_back({N, c, n, t});
+  for (auto [N, c] : {std::pair{2, 3}, std::pair{2, 5}, std::pair{3, 7}, std::pair{4, 8}})
+    for (Accumulation a : {Accumulation::kFloat64, Accumulation::kFloat64Feedback,
+                           Accumulation::kFloat64State})
+      out.push_back({N, c, 1001, DType::kFloat32, a});
   return out;
 }
 
@@ -73,6 +80,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ProtocolReferenceTest, testing::ValuesIn(RefCas
                            std::ostringstream s;
                            s << "N" << info.param.N << "_c" << info.param.c << "_n" << info.param.n
                              << "_" << test::Name(info.param.dtype);
+                           if (info.param.accumulation != Accumulation::kBuffer)
+                             s << "_" << (info.param.accumulation == Accumulation::kFloat64
+                                              ? "acc64"
+                                              : info.param.accumulation ==
+                                                        Accumulation::kFloat64Feedback
+                                                    ? "feedback"
+                                                    : "state64");
                            return s.str();
                          });
 

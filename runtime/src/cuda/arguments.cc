@@ -99,4 +99,18 @@ void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, st
 
 void CheckStep(DType dtype) { CheckDType("Step", dtype); }
 
+bool SupportsAccumulation(DType dtype, Accumulation accumulation) {
+  if (accumulation == Accumulation::kBuffer) return true;
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+}
+
+void CheckAccumulation(const char* call, DType dtype, Accumulation accumulation) {
+  CheckDType(call, dtype);
+  if (!SupportsAccumulation(dtype, accumulation))
+    throw InvalidArgument(std::string("CUDA back end ") + call + ": accumulation " +
+                          ToString(accumulation) + " on dtype " + ToString(dtype) +
+                          " is not supported (the wide paths take f32 or f64 buffers; use "
+                          "buffer)");
+}
+
 }  // namespace cerar::cuda

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "cerar/format/design.h"
+#include "cerar/runtime/backend.h"
 #include "cerar/runtime/transport.h"
 
 namespace cerar::cuda {
@@ -25,5 +26,12 @@ void CheckDecode(DType dtype, const void* obs, std::size_t ld, const void* g, st
                  std::size_t col0, std::size_t cols, int kc, int c, double scale);
 
 void CheckStep(DType dtype);
+
+// Accumulations the back end computes: kBuffer for every dtype; the wide ones (kFloat64,
+// kFloat64Feedback, kFloat64State) for f32 (wide_kernels.cu) and f64 (already float64: the
+// plain path, as on the CPU), not for bf16/f16, whose engine runs the plain path only.
+bool SupportsAccumulation(DType dtype, Accumulation accumulation);
+// Throws InvalidArgument naming the call, the accumulation and the dtype where the above is false.
+void CheckAccumulation(const char* call, DType dtype, Accumulation accumulation);
 
 }  // namespace cerar::cuda

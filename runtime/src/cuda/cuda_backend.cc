@@ -1,12 +1,17 @@
 // CUDA compute back end: Encode and Decode as one cuBLAS GEMM each (row-major operands handed
-// to column-major cuBLAS as their transposes), Step as one fused kernel (kernels.cu).
+// to column-major cuBLAS as their transposes), Step as one fused kernel (kernels.cu). Float32
+// buffers under a wide accumulation (kFloat64, kFloat64Feedback, kFloat64State) take the wide
+// kernels instead (wide_kernels.cu): float64 arithmetic, one rounding per stored result, as the
+// CPU back end.
 #include "cerar/runtime/cuda/cuda_backend.h"
 
 #include <cublas_v2.h>
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
+#include "../accumulation_rules.h"
 #include "arguments.h"
 #include "checks.h"
 #include "device_buffer.h"
@@ -74,6 +79,18 @@ class CudaBackend final : public ComputeBackend {
     }
     return false;
   }
+  bool SupportsAccumulation(DType dtype, Accumulation accumulation) const override {
+    return Supports(dtype) && cuda::SupportsAccumulation(dtype, accumulation);
+  }
+  // Any accumulation, as on the CPU: whether a dtype can run with it is checked per call
+  // (cuda::CheckAccumulation) and by the engine before a run (SupportsAccumulation).
+  void SetAccumulation(Accumulation accumulation) override { accumulation_ = accumulation; }
+  bool FeedsBackRounding(DType dtype) const override {
+    return detail::RoundingFedBack(dtype, accumulation_);
+  }
+  std::size_t StateElementBytes(DType dtype) const override {
+    return state64(dtype) ? sizeof(double) : SizeOf(dtype);
+  }
 
   void* Allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
@@ -124,8 +141,15 @@ class CudaBackend final : public ComputeBackend {
   void Encode(DType dtype, const void* g, std::size_t m, std::size_t col0, std::size_t cols,
               int kc, RowRange rows, void* enc, std::size_t ld) override {
     cuda::CheckEncode(dtype, g, m, col0, cols, kc, c_, rows.first, rows.count, L_, enc, ld);
+    cuda::CheckAccumulation("Encode", dtype, accumulation_);
     if (cols == 0 || rows.count == 0) return;
     DeviceGuard guard(device_);
+    if (wide(dtype)) {
+      cuda::LaunchWideEncode(state64(dtype), matrix64(enc_), c_, rows.first, rows.count, kc,
+                             static_cast<const float*>(g), m, col0, cols, enc, ld, max_blocks_,
+                             stream_);
+      return;
+    }
     const std::size_t es = SizeOf(dtype);
     char* out = static_cast<char*>(enc) + (std::size_t(rows.first) * ld + col0) * es;
     // Row-major enc rows (rows x cols, stride ld) = E[rows, :kc] (stride c) * G (kc x cols,
@@ -139,16 +163,39 @@ class CudaBackend final : public ComputeBackend {
   void Step(DType dtype, const void* e_now, const void* y_prev, const void* e_back, void* x,
             void* obs, std::size_t len) override {
     cuda::CheckStep(dtype);
+    cuda::CheckAccumulation("Step", dtype, accumulation_);
     if (len == 0 || (x == nullptr && obs == nullptr)) return;
     DeviceGuard guard(device_);
-    cuda::LaunchStep(dtype, e_now, y_prev, e_back, x, obs, len, max_blocks_, stream_);
+    if (wide(dtype))  // c <= 2N, or kFloat64: the wide step without feedback rows
+      StepWide(e_now, y_prev, e_back, nullptr, x, obs, nullptr, len);
+    else
+      cuda::LaunchStep(dtype, e_now, y_prev, e_back, x, obs, len, max_blocks_, stream_);
+  }
+
+  void StepWithFeedback(DType dtype, const void* e_now, const void* y_prev, const void* e_back,
+                        const void* feedback_in, void* x, void* obs, void* feedback_out,
+                        std::size_t len) override {
+    if (!FeedsBackRounding(dtype)) {
+      ComputeBackend::StepWithFeedback(dtype, e_now, y_prev, e_back, feedback_in, x, obs,
+                                       feedback_out, len);
+      return;
+    }
+    if (len == 0 || (x == nullptr && obs == nullptr)) return;
+    DeviceGuard guard(device_);
+    StepWide(e_now, y_prev, e_back, feedback_in, x, obs, feedback_out, len);
   }
 
   void Decode(DType dtype, const void* obs, std::size_t ld, void* g, std::size_t m,
               std::size_t col0, std::size_t cols, int kc, double scale) override {
     cuda::CheckDecode(dtype, obs, ld, g, m, col0, cols, kc, c_, scale);
+    cuda::CheckAccumulation("Decode", dtype, accumulation_);
     if (cols == 0) return;
     DeviceGuard guard(device_);
+    if (wide(dtype)) {
+      cuda::LaunchWideDecode(state64(dtype), matrix64(dec_), c_, kc, obs, ld,
+                             static_cast<float*>(g), m, col0, cols, scale, max_blocks_, stream_);
+      return;
+    }
     const std::size_t es = SizeOf(dtype);
     // Row-major g (kc x cols, stride m) = scale * (g + D[:kc, :] (stride c) * obs (c x cols,
     // stride ld)); column-major: g^T = scale * obs^T * D^T + scale * g^T.
@@ -175,6 +222,52 @@ class CudaBackend final : public ComputeBackend {
   }
 
  private:
+  // The wide kernels are for float32 buffers; float64 buffers compute in float64 already.
+  bool wide(DType dtype) const { return detail::WideArithmetic(dtype, accumulation_); }
+  bool state64(DType dtype) const { return detail::Float64Rows(dtype, accumulation_); }
+  static const double* matrix64(const std::array<DeviceBuffer, kDTypes>& m) {
+    return static_cast<const double*>(m[Index(DType::kFloat64)].get());
+  }
+
+  // The wide step. With float64 rows the engine receives y(t) into the upper half of the span
+  // that the observation then fills (backend.h, StateElementBytes): a sequential loop may widen
+  // in place (the CPU does, in ascending order), parallel threads may not, since obs[i] covers
+  // y elements 2i - len and 2i - len + 1, which other threads read. Such a y is first copied to
+  // scratch memory on the same stream (4 bytes per element more traffic, one segment's worth
+  // of memory, grown once). Same-pointer float rows are elementwise and need no copy.
+  void StepWide(const void* e_now, const void* y_prev, const void* e_back,
+                const void* feedback_in, void* x, void* obs, void* feedback_out,
+                std::size_t len) {
+    const bool rows64 = accumulation_ == Accumulation::kFloat64State;
+    const std::size_t row_bytes = len * (rows64 ? sizeof(double) : sizeof(float));
+    const std::size_t y_bytes = len * sizeof(float);
+    if (obs && y_prev && !(obs == y_prev && !rows64) &&
+        Overlap(obs, row_bytes, y_prev, y_bytes)) {
+      void* staged = Scratch(y_bytes);
+      CERAR_CUDA_CHECK(cudaMemcpyAsync(staged, y_prev, y_bytes, cudaMemcpyDeviceToDevice,
+                                       stream_));
+      y_prev = staged;
+    }
+    cuda::LaunchWideStep(rows64, e_now, static_cast<const float*>(y_prev), e_back, feedback_in,
+                         static_cast<float*>(x), obs, feedback_out, len, max_blocks_, stream_);
+  }
+
+  static bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+    const auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+    return pa < pb + b_bytes && pb < pa + a_bytes;
+  }
+
+  // At least `bytes` of device memory private to this back end, valid until the next call.
+  void* Scratch(std::size_t bytes) {
+    if (bytes > scratch_bytes_) {
+      // Queued kernels may still read the old scratch; cudaFree would wait for them anyway.
+      CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      scratch_ = DeviceBuffer(bytes);
+      scratch_bytes_ = bytes;
+    }
+    return scratch_.get();
+  }
+
   // Column-major C (rows x n, ldc) = alpha * A (rows x k, lda) * B (k x n, ldb) + beta * C.
   void Gemm(DType dtype, std::size_t rows, std::size_t n, std::size_t k, double alpha,
             const void* A, std::size_t lda, const void* B, std::size_t ldb, double beta, void* C,
@@ -197,6 +290,9 @@ class CudaBackend final : public ComputeBackend {
   cublasHandle_t handle_ = nullptr;
   int L_ = 0, c_ = 0;  // c_ = 0 until SetMatrices
   std::array<DeviceBuffer, kDTypes> enc_, dec_;  // E (L x c) and D (c x c) per dtype, row-major
+  Accumulation accumulation_ = Accumulation::kBuffer;
+  DeviceBuffer scratch_;  // StepWide's staged y
+  std::size_t scratch_bytes_ = 0;
 };
 
 }  // namespace

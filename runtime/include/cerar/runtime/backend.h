@@ -50,8 +50,8 @@ class ComputeBackend {
   virtual MemorySpace memory_space() const = 0;
   // Whether Encode/Step/Decode/Scale accept buffers of this dtype (CPU: f32, f64; CUDA: all).
   virtual bool Supports(DType dtype) const = 0;
-  // Whether it can compute on `dtype` buffers with `accumulation` (CPU: both, for f32 and f64;
-  // CUDA: kBuffer only).
+  // Whether it can compute on `dtype` buffers with `accumulation` (CPU: all four, for f32 and
+  // f64; CUDA: all four for f32 and f64, kBuffer only for bf16 and f16).
   virtual bool SupportsAccumulation(DType dtype, Accumulation accumulation) const {
     return accumulation == Accumulation::kBuffer && Supports(dtype);
   }
@@ -86,17 +86,19 @@ class ComputeBackend {
                     void* x, void* obs, std::size_t len) = 0;
 
   // Whether the engine must call StepWithFeedback instead of Step for `dtype` buffers under the
-  // current accumulation (CPU: float32 with kFloat64Feedback or kFloat64State).
+  // current accumulation (CPU and CUDA: float32 with kFloat64Feedback or kFloat64State).
   virtual bool FeedsBackRounding(DType /*dtype*/) const { return false; }
 
   // Bytes per element of the workspace rows (encoded vectors, observations, feedback) for
   // `dtype` buffers under the current accumulation: SizeOf(dtype), or 8 where the back end keeps
-  // them in float64 (CPU: float32 with kFloat64State). Packets (x, y) are always `dtype`. With
-  // float64 rows, enc in Encode, e_now, e_back, obs and the feedback pointers in Step and
-  // StepWithFeedback, and obs in Decode point to doubles; g, x and y_prev to `dtype`. The engine
-  // receives y(t) of a segment into the upper half of that segment's span of its row, so that
-  // obs may still overwrite it in place (element i of obs covers bytes 8i … 8i+7 of the span,
-  // y_prev's element i bytes 4 cols + 4i …, read first; ascending, no unread y is overwritten).
+  // them in float64 (CPU and CUDA: float32 with kFloat64State). Packets (x, y) are always
+  // `dtype`. With float64 rows, enc in Encode, e_now, e_back, obs and the feedback pointers in
+  // Step and StepWithFeedback, and obs in Decode point to doubles; g, x and y_prev to `dtype`.
+  // The engine receives y(t) of a segment into the upper half of that segment's span of its row,
+  // so that obs may still overwrite it in place (element i of obs covers bytes 8i … 8i+7 of the
+  // span, y_prev's element i bytes 4 cols + 4i …, read first; ascending, no unread y is
+  // overwritten). A back end that steps elements in parallel must stage such a y_prev first
+  // (the CUDA back end copies it to scratch memory).
   virtual std::size_t StateElementBytes(DType dtype) const { return SizeOf(dtype); }
 
   // Step with rounding feedback (docs/error-model.md, "Rounding feedback"):
