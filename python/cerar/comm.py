@@ -61,10 +61,13 @@ class Communicator:
     bytes_sent = property(lambda self: self._native.bytes_sent,
                           doc="bytes this rank has sent (all algorithms) since reset_counters")
 
-    def allreduce(self, array, design=None, average=False):
+    def allreduce(self, array, design=None, average=False, accumulation="buffer"):
         """In place: the coded all-reduce with `design` (a cerar.Design), or the exact ring
-        without one; `average` divides by N. The GIL is released while it runs. Collective:
-        every rank calls it with the same count, dtype and design."""
+        without one; `average` divides by N. `accumulation` (coded only) is how a float32
+        buffer is computed on: "buffer" (float32), "f64", "f64+feedback" or "f64-state" (float64
+        arithmetic, state kept in float64; the same bytes sent, a smaller error: docs/runtime.md
+        "Accumulation"). The GIL is released while it runs. Collective: every rank calls it
+        with the same count, dtype, design and accumulation."""
         address, count, dtype = _buffer(array)
         native_design = None
         if design is not None:
@@ -72,7 +75,8 @@ class Communicator:
                 raise _cerar.InvalidArgument("design: %r, expected a cerar.Design" % (design,))
             native_design = design._native
         try:
-            self._native.allreduce(address, count, dtype, native_design, bool(average))
+            self._native.allreduce(address, count, dtype, native_design, bool(average),
+                                   str(accumulation))
         except _cerar.TransportError:
             global _failed
             _failed = True

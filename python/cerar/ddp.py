@@ -37,6 +37,10 @@ from .comm import Communicator
 from .designs import Design
 
 
+# AllReduceOptions::accumulation by name (runtime/include/cerar/runtime/backend.h).
+ACCUMULATIONS = ("buffer", "f64", "f64+feedback", "f64-state")
+
+
 class CerarHookState:
     """Options and counters of cerar_hook.
 
@@ -52,12 +56,19 @@ class CerarHookState:
     min_coded_numel  tensors with fewer elements are all-reduced exactly too
     layout         "tensor" (each column holds one tensor) or "flat" (DDP's bucket as it is)
     preserve_zeros restore coordinates that are exactly 0 on every rank (see the module docstring)
+    accumulation   how the coded all-reduce computes on float32 gradients: "buffer" (float32),
+                   "f64", "f64+feedback" or "f64-state" (float64 arithmetic; with f64-state the
+                   rank's encoded vectors and observations are kept in float64 too). The same
+                   bytes are sent; the error is smaller, most with a design tuned for it
+                   (`cerar design --tune float32+state64`, docs/optimizer.md §8b). The exact
+                   all-reduces (warm-up, exact_1d, the zero mask) are unaffected.
     The defaults are the drift-control settings docs/training.md selects; pair them with a
     cerar.drift.DriftControl whose after_step() the training loop calls after optimizer.step().
     """
 
     def __init__(self, comm, design=None, *, c=None, warmup_steps=10, exact_1d=True,
-                 min_coded_numel=0, layout="tensor", preserve_zeros=True, scale_rows=False):
+                 min_coded_numel=0, layout="tensor", preserve_zeros=True, scale_rows=False,
+                 accumulation="buffer"):
         if not isinstance(comm, Communicator):
             raise TypeError("comm: expected a cerar.Communicator, got %r" % (comm,))
         if c is not None:
@@ -73,6 +84,9 @@ class CerarHookState:
             raise ValueError("layout %r, expected 'tensor' or 'flat'" % (layout,))
         if warmup_steps < 0:
             raise ValueError("warmup_steps = %d, expected >= 0" % warmup_steps)
+        if accumulation not in ACCUMULATIONS:
+            raise ValueError("accumulation %r, expected one of %s"
+                             % (accumulation, ", ".join(ACCUMULATIONS)))
         self.comm = comm
         self.design = design
         self.warmup_steps = int(warmup_steps)
@@ -81,6 +95,7 @@ class CerarHookState:
         self.layout = layout
         self.preserve_zeros = bool(preserve_zeros)
         self.scale_rows = bool(scale_rows)
+        self.accumulation = accumulation
         self.iter = 0                 # completed steps (counted at each step's last bucket)
         self.last_error = None        # the exception of the latest failed bucket
         self.coded_elements = 0       # elements all-reduced by the coded path, all steps
@@ -98,6 +113,7 @@ class CerarHookState:
         from . import _cerar
         state = dict(state)
         text = state.pop("design_json")
+        state.setdefault("accumulation", "buffer")  # checkpoints from before the option
         self.__dict__.update(state)
         self.design = Design(_cerar._parse_design(text, "checkpointed hook state")) if text else None
         self.comm = None
@@ -119,7 +135,7 @@ def _design_for(n, c):
         return make_design(n, c, "float32")
 
 
-def _allreduce_tensor_layout(comm, design, tensors):
+def _allreduce_tensor_layout(comm, design, tensors, accumulation="buffer"):
     """Coded all-reduce of `tensors` (views, updated in place) with each tensor spread over the
     c components, so every column holds elements of one tensor only: a staging matrix of c rows
     (the components) in which tensor t owns columns [col, col + w), w = ceil(n_t / c), and row k
@@ -133,7 +149,7 @@ def _allreduce_tensor_layout(comm, design, tensors):
         padded[:t.numel()] = t.reshape(-1)
         staging[:, col:col + w] = padded.view(c, w)
         col += w
-    comm.allreduce(staging, design, average=True)
+    comm.allreduce(staging, design, average=True, accumulation=accumulation)
     col = 0
     for t, w in zip(tensors, widths):
         t.view(-1).copy_(staging[:, col:col + w].reshape(-1)[:t.numel()])
@@ -208,10 +224,10 @@ def _nonzero_support(comm, tensors):
     return support
 
 
-def _allreduce_packed(comm, design, tensors):
+def _allreduce_packed(comm, design, tensors, accumulation="buffer"):
     """All-reduce of `tensors` (views, updated in place) packed one after another."""
     packed = torch.cat([t.reshape(-1) for t in tensors])
-    comm.allreduce(packed, design, average=True)
+    comm.allreduce(packed, design, average=True, accumulation=accumulation)
     offset = 0
     for t in tensors:
         t.view(-1).copy_(packed[offset:offset + t.numel()])
@@ -229,7 +245,8 @@ def allreduce_bucket(state, buffer, gradients):
     exact = [g for g in gradients if state._is_exact(g)]
     coded = [g for g in gradients if not state._is_exact(g)]
     if not exact and state.layout == "flat" and not state.preserve_zeros:
-        comm.allreduce(buffer, state.design, average=True)  # in place, no copy
+        comm.allreduce(buffer, state.design, average=True,  # in place, no copy
+                       accumulation=state.accumulation)
         state.coded_elements += buffer.numel()
         return
     if exact:
@@ -242,9 +259,9 @@ def allreduce_bucket(state, buffer, gradients):
             for g, scale in zip(coded, scales):
                 _rows(g).div_(scale)
         if state.layout == "tensor":
-            _allreduce_tensor_layout(comm, state.design, coded)
+            _allreduce_tensor_layout(comm, state.design, coded, state.accumulation)
         else:
-            _allreduce_packed(comm, state.design, coded)
+            _allreduce_packed(comm, state.design, coded, state.accumulation)
         if scales:
             for g, scale in zip(coded, scales):
                 _rows(g).mul_(scale)

@@ -16,14 +16,16 @@ Communicator::~Communicator() {
 }
 
 Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const Design* design,
-                                          bool average) {
-  const Key key{count, int(dtype), int(average), design ? design->fingerprint() : 0};
+                                          bool average, Accumulation accumulation) {
+  const Key key{count, int(dtype), int(average), design ? design->fingerprint() : 0,
+                int(accumulation)};
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   AllReduceOptions options;
   options.dtype = dtype;
   options.op = average ? ReduceOp::kAverage : ReduceOp::kSum;
   options.segment_bytes = segment_bytes_;
+  options.accumulation = accumulation;
   Entry entry;
   if (design) {
     entry.backend = CreateCpuBackend();
@@ -36,17 +38,21 @@ Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const 
 }
 
 void Communicator::AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design,
-                             bool average) {
+                             bool average, Accumulation accumulation) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failure_.empty())
     throw TransportError("communicator unusable after an earlier failure: " + failure_);
   if (dtype != DType::kFloat32 && dtype != DType::kFloat64)
     throw InvalidArgument("all-reduce: dtype " + ToString(dtype) + ", expected f32 or f64 (CPU)");
+  if (!design && accumulation != Accumulation::kBuffer)
+    throw InvalidArgument("all-reduce: accumulation " + ToString(accumulation) +
+                          " without a design: the exact ring all-reduce computes in the "
+                          "buffer's dtype, use buffer");
   if (design && design->N() != size())
     throw InvalidArgument("all-reduce: the design is for N = " + std::to_string(design->N()) +
                           " ranks but the communicator has " + std::to_string(size()));
   try {
-    Entry& entry = Lookup(count, dtype, design, average);
+    Entry& entry = Lookup(count, dtype, design, average, accumulation);
     entry.used = true;
     if (entry.coded)
       entry.coded->Run(buffer);
@@ -78,6 +84,7 @@ std::vector<CacheEntryInfo> Communicator::CacheInfo() const {
     info.count = std::get<0>(key);
     info.dtype = ToString(DType(std::get<1>(key)));
     info.algorithm = entry.coded ? "coded" : "ring";
+    info.accumulation = ToString(Accumulation(std::get<4>(key)));
     info.workspace_bytes =
         entry.coded ? entry.coded->workspace_bytes() : entry.ring->workspace_bytes();
     out.push_back(info);

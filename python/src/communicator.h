@@ -33,6 +33,7 @@ struct CacheEntryInfo {
   std::size_t count = 0;
   std::string dtype;           // "f32" | "f64"
   std::string algorithm;       // "coded" | "ring"
+  std::string accumulation;    // the coded object's (ToString(Accumulation)); "buffer" for ring
   std::size_t workspace_bytes = 0;
 };
 
@@ -45,9 +46,12 @@ class Communicator {
   int size() const { return transport_->size(); }
 
   // In place on `count` elements of `dtype` at `buffer` (host memory). With a design: the coded
-  // all-reduce (CERAR); without: the exact ring all-reduce on the same transport. `average`
-  // divides by N. Collective. The caller must not hold the Python GIL.
-  void AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design, bool average);
+  // all-reduce (CERAR) computing with `accumulation` (AllReduceOptions::accumulation: float32
+  // buffers with float64 arithmetic or state, same bytes sent); without: the exact ring
+  // all-reduce on the same transport, where `accumulation` must be kBuffer. `average` divides by
+  // N. Collective. The caller must not hold the Python GIL.
+  void AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design, bool average,
+                 Accumulation accumulation = Accumulation::kBuffer);
 
   // Evicts the cached objects not used since the previous call (see above). Local.
   void EndStep();
@@ -66,9 +70,10 @@ class Communicator {
     std::unique_ptr<RingAllReduce> ring;
     bool used = false;
   };
-  // (count, dtype, op, design fingerprint; 0 = exact ring)
-  using Key = std::tuple<std::size_t, int, int, std::uint64_t>;
-  Entry& Lookup(std::size_t count, DType dtype, const Design* design, bool average);
+  // (count, dtype, op, design fingerprint; 0 = exact ring, accumulation)
+  using Key = std::tuple<std::size_t, int, int, std::uint64_t, int>;
+  Entry& Lookup(std::size_t count, DType dtype, const Design* design, bool average,
+                Accumulation accumulation);
 
   std::unique_ptr<Transport> transport_;
   std::size_t segment_bytes_;

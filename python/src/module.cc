@@ -148,8 +148,10 @@ void BindCommunicator(py::module_& m) {
       .def_readonly("dtype", &CacheEntryInfo::dtype)
       .def_readonly("algorithm", &CacheEntryInfo::algorithm)
       .def_readonly("workspace_bytes", &CacheEntryInfo::workspace_bytes)
+      .def_readonly("accumulation", &CacheEntryInfo::accumulation)
       .def("__repr__", [](const CacheEntryInfo& e) {
-        return "<" + e.algorithm + " " + e.dtype + " x " + std::to_string(e.count) + ", " +
+        const std::string acc = e.accumulation == "buffer" ? "" : " " + e.accumulation;
+        return "<" + e.algorithm + " " + e.dtype + acc + " x " + std::to_string(e.count) + ", " +
                std::to_string(e.workspace_bytes) + " B workspace>";
       });
   py::class_<Communicator>(m, "_Communicator")
@@ -162,16 +164,18 @@ void BindCommunicator(py::module_& m) {
       .def(
           "allreduce",
           [](Communicator& comm, std::uintptr_t address, std::size_t count,
-             const std::string& dtype, const Design* design, bool average) {
+             const std::string& dtype, const Design* design, bool average,
+             const std::string& accumulation) {
             const DType t = ParseDType(dtype);
+            const Accumulation a = ParseAccumulation(accumulation);
             if (address == 0 && count > 0)
               throw InvalidArgument("all-reduce: null buffer for " + std::to_string(count) +
                                     " elements");
             py::gil_scoped_release release;
-            comm.AllReduce(reinterpret_cast<void*>(address), count, t, design, average);
+            comm.AllReduce(reinterpret_cast<void*>(address), count, t, design, average, a);
           },
           py::arg("address"), py::arg("count"), py::arg("dtype"), py::arg("design"),
-          py::arg("average"))
+          py::arg("average"), py::arg("accumulation") = "buffer")
       .def("end_step", &Communicator::EndStep)
       .def("cache_info", &Communicator::CacheInfo)
       .def("cache_bytes", &Communicator::CacheBytes);

@@ -177,6 +177,64 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual(comms[0].cache_info(), [])
         self.assertEqual(comms[0].cache_bytes(), 0)
 
+    def test_accumulation_gives_each_arithmetic_its_predicted_error(self):
+        # c = 3N: f64+feedback feeds the packets' rounding back (FeedsBackRounding). float32
+        # inputs, exact sums in float64; each run's error against the error model's figure for
+        # its arithmetic (docs/error-model.md), and the same bytes for all four.
+        n, c = 4, 12
+        design = cerar.load_design(os.path.join(MATRICES, "eps_N4_c12.json"))
+        count = c * 8192
+        data = np.random.default_rng(5).standard_normal((n, count)).astype(np.float32)
+        exact = data.astype(np.float64).sum(axis=0)
+        arithmetic = {"buffer": "float32", "f64": "float32+acc64",
+                      "f64+feedback": "float32+acc64+feedback", "f64-state": "float32+state64"}
+        if not _cerar._with_toolkit:
+            self.skipTest("the mixed arithmetics' figures need the toolkit")
+
+        def body(comm):
+            out = {}
+            for acc in arithmetic:
+                before = comm.bytes_sent
+                x = data[comm.rank].copy()
+                comm.allreduce(x, design, average=False, accumulation=acc)
+                out[acc] = (x.astype(np.float64), comm.bytes_sent - before)
+            return out
+
+        out, comms = run_ranks(n, body)
+        measured = {}
+        for acc, name in arithmetic.items():
+            worst = 0.0
+            for r in range(n):
+                result, error = out[r]
+                self.assertIsNone(error, error)
+                x, sent = result[acc]
+                self.assertEqual(sent, design.L * (count // c) * 4, acc)
+                worst = max(worst, np.linalg.norm(x - exact) / np.linalg.norm(exact))
+            predicted = _cerar._predicted_error(design._native, name)
+            self.assertLess(abs(worst / predicted - 1), 0.1, "%s: measured %.4g, predicted %.4g"
+                            % (acc, worst, predicted))
+            measured[acc] = worst
+        self.assertLess(measured["f64-state"], measured["f64"])
+        self.assertLess(measured["f64"], measured["buffer"])
+        # One cached object per accumulation, each named.
+        self.assertEqual(sorted(e.accumulation for e in comms[0].cache_info()),
+                         sorted(arithmetic))
+
+    def test_accumulation_is_for_the_coded_allreduce_and_named_checked(self):
+        import cerar.ddp
+        ring = ThreadRing(4)
+        comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 4, 4096),
+                            "test")
+        with self.assertRaisesRegex(cerar.InvalidArgument, "accumulation f64 without a design"):
+            comm.allreduce(np.zeros(8, dtype=np.float32), None, accumulation="f64")
+        with self.assertRaisesRegex(cerar.InvalidArgument, "accumulation 'f32'"):
+            comm.allreduce(np.zeros(8, dtype=np.float32), cerar.pick_design(4, 8),
+                           accumulation="f32")
+        with self.assertRaisesRegex(ValueError, "accumulation 'f32', expected one of buffer"):
+            cerar.ddp.CerarHookState(comm, c=8, accumulation="f32")
+        state = cerar.ddp.CerarHookState(comm, c=8, accumulation="f64-state")
+        self.assertEqual(state.accumulation, "f64-state")
+
     def test_hook_state_survives_a_checkpoint_without_its_communicator(self):
         import pickle
         import cerar.ddp
