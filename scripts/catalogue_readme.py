@@ -12,16 +12,42 @@ import read_design  # noqa: E402
 
 
 OPTIMIZED_PREFIX = "Optimised designs ("
+STATE64_PREFIX = "Optimised for float32 packets with float64 state ("
+# What scripts/make-catalogue-optimized writes for each --tune target: file prefix, listing.
+TUNES = {
+    "float32": ("opt", "OPTIMIZED.md", OPTIMIZED_PREFIX),
+    "float32+state64": ("opt-state64", "OPTIMIZED-STATE64.md", STATE64_PREFIX),
+}
 
 
-def optimized_line(dst):
-    """One line naming the optimised designs in dst (scripts/make-catalogue-optimized), or ""."""
-    names = sorted((n for n in os.listdir(dst) if n.startswith("opt_N") and n.endswith(".json")),
-                   key=lambda n: [int(x) for x in n[5:-5].replace("_c", " ").split()])
-    if not os.path.exists(os.path.join(dst, "OPTIMIZED.md")):
+def shape_key(name):
+    """[N, c] of a catalogue file name <kind>_N<N>_c<c>.json, for sorting."""
+    n, c = name[:-5].rsplit("_N", 1)[1].split("_c")
+    return [int(n), int(c)]
+
+
+def optimized_line(dst, tune="float32"):
+    """One line naming the designs scripts/make-catalogue-optimized wrote to dst for `tune`, or
+    "" where it has not run."""
+    prefix, listing, lead = TUNES[tune]
+    names = sorted((n for n in os.listdir(dst) if n.startswith(prefix + "_N") and n.endswith(".json")),
+                   key=shape_key)
+    if not os.path.exists(os.path.join(dst, listing)):
         return ""
-    return (OPTIMIZED_PREFIX + "`scripts/make-catalogue-optimized`, listed in [OPTIMIZED.md](OPTIMIZED.md)): "
+    command = "`scripts/make-catalogue-optimized`" if tune == "float32" else \
+        "`scripts/make-catalogue-optimized --tune %s`" % tune
+    return (lead + command + ", listed in [%s](%s)): " % (listing, listing)
             + (", ".join("[%s](%s)" % (n, n) for n in names) if names else "none beat the eps designs") + ".")
+
+
+def optimized_lines(dst):
+    """The lines of every tune that has run, each preceded by a blank line."""
+    out = []
+    for tune in TUNES:
+        line = optimized_line(dst, tune)
+        if line:
+            out += ["", line]
+    return out
 
 
 def main():
@@ -68,8 +94,7 @@ def main():
                   "| N | c | eps | err_rms | predicted float32 error | kappa_dec |", "|---|---|---|---|---|---|"]
         for r in dropped:
             lines.append(f"| {r['N']} | {r['c']} | {r['eps']:.3g} | {r['err_rms']:.2e} | {r['pred32']:.2e} | {r['kappa_dec']:.2e} |")
-    if optimized_line(dst):
-        lines += ["", optimized_line(dst)]
+    lines += optimized_lines(dst)
     with open(os.path.join(dst, "README.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
 

@@ -37,8 +37,11 @@ from .comm import Communicator
 from .designs import Design
 
 
-# AllReduceOptions::accumulation by name (runtime/include/cerar/runtime/backend.h).
-ACCUMULATIONS = ("buffer", "f64", "f64+feedback", "f64-state")
+# AllReduceOptions::accumulation by name (runtime/include/cerar/runtime/backend.h), and the error
+# model's name for the arithmetic each gives a float32 run (docs/error-model.md).
+ARITHMETIC = {"buffer": "float32", "f64": "float32+acc64", "f64+feedback": "float32+acc64+feedback",
+              "f64-state": "float32+state64"}
+ACCUMULATIONS = tuple(ARITHMETIC)
 
 
 class CerarHookState:
@@ -47,8 +50,9 @@ class CerarHookState:
     comm           a cerar.Communicator (mpi_communicator() or torch_communicator())
     design         a cerar.Design for comm.size ranks; None: the exact ring all-reduce (a baseline
                    that measures bytes on the same transport)
-    c              instead of a design: the catalogue's best float32 design for (comm.size, c),
-                   or one made with the toolkit when the catalogue has none
+    c              instead of a design: the catalogue's best design for (comm.size, c) in the
+                   arithmetic of `accumulation` (float32, or e.g. float32+state64 for f64-state),
+                   or an eps design tuned for it when the catalogue has none
     warmup_steps   steps all-reduced exactly before the coded path starts (Adam's first steps
                    move every coordinate by about lr whatever its gradient, so ranks that
                    disagree on a tiny gradient's sign would part by 2 lr at once)
@@ -59,9 +63,10 @@ class CerarHookState:
     accumulation   how the coded all-reduce computes on float32 gradients: "buffer" (float32),
                    "f64", "f64+feedback" or "f64-state" (float64 arithmetic; with f64-state the
                    rank's encoded vectors and observations are kept in float64 too). The same
-                   bytes are sent; the error is smaller, most with a design tuned for it
-                   (`cerar design --tune float32+state64`, docs/optimizer.md §8b). The exact
-                   all-reduces (warm-up, exact_1d, the zero mask) are unaffected.
+                   bytes are sent; the error is smaller, most with a design tuned for it (`c`
+                   picks the catalogue's, matrices/OPTIMIZED-STATE64.md; or `cerar design --tune
+                   float32+state64`, docs/optimizer.md §8b). The exact all-reduces (warm-up,
+                   exact_1d, the zero mask) are unaffected.
     The defaults are the drift-control settings docs/training.md selects; pair them with a
     cerar.drift.DriftControl whose after_step() the training loop calls after optimizer.step().
     """
@@ -71,10 +76,13 @@ class CerarHookState:
                  accumulation="buffer"):
         if not isinstance(comm, Communicator):
             raise TypeError("comm: expected a cerar.Communicator, got %r" % (comm,))
+        if accumulation not in ACCUMULATIONS:
+            raise ValueError("accumulation %r, expected one of %s"
+                             % (accumulation, ", ".join(ACCUMULATIONS)))
         if c is not None:
             if design is not None:
                 raise ValueError("give a design or c, not both")
-            design = _design_for(comm.size, c)
+            design = _design_for(comm.size, c, accumulation)
         if design is not None and not isinstance(design, Design):
             raise TypeError("design: expected a cerar.Design or None, got %r" % (design,))
         if design is not None and design.N != comm.size:
@@ -84,9 +92,6 @@ class CerarHookState:
             raise ValueError("layout %r, expected 'tensor' or 'flat'" % (layout,))
         if warmup_steps < 0:
             raise ValueError("warmup_steps = %d, expected >= 0" % warmup_steps)
-        if accumulation not in ACCUMULATIONS:
-            raise ValueError("accumulation %r, expected one of %s"
-                             % (accumulation, ", ".join(ACCUMULATIONS)))
         self.comm = comm
         self.design = design
         self.warmup_steps = int(warmup_steps)
@@ -126,13 +131,16 @@ class CerarHookState:
         return (self.exact_1d and tensor.dim() < 2) or tensor.numel() < self.min_coded_numel
 
 
-def _design_for(n, c):
+def _design_for(n, c, accumulation="buffer"):
+    """The catalogue's best design for the arithmetic the hook will run (the error model's name
+    for the accumulation), or an eps design tuned for it when the catalogue has none for (n, c)."""
     from . import _cerar
     from .designs import make_design, pick_design
+    arithmetic = ARITHMETIC[accumulation]
     try:
-        return pick_design(n, c, "float32")
+        return pick_design(n, c, arithmetic)
     except _cerar.InvalidArgument:
-        return make_design(n, c, "float32")
+        return make_design(n, c, arithmetic)
 
 
 def _allreduce_tensor_layout(comm, design, tensors, accumulation="buffer"):

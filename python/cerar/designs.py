@@ -7,6 +7,9 @@ import re
 from . import _cerar
 
 _DTYPES = {"float32": "float32", "f32": "float32", "float64": "float64", "f64": "float64"}
+# The error model's arithmetics (docs/error-model.md) beyond the dtypes: float32 packets with
+# float64 arithmetic, feedback or state (the runtime's accumulations f64, f64+feedback, f64-state).
+_MIXED = ("float32+acc64", "float32+acc64+feedback", "float32+state64")
 
 
 class Design:
@@ -51,7 +54,7 @@ class Design:
     def predicted_error(self, dtype="float32"):
         """Predicted relative error of one all-reduce in that arithmetic (docs/error-model.md)."""
         f = self.figures
-        key = _dtype(dtype)
+        key = _arithmetic(dtype)
         if f is not None and key in f["predicted_error"]:
             return f["predicted_error"][key]
         if _cerar._with_toolkit:
@@ -80,6 +83,17 @@ def _dtype(dtype):
     if name not in _DTYPES:
         raise ValueError("dtype %r, expected float32 or float64" % (dtype,))
     return _DTYPES[name]
+
+
+def _arithmetic(name):
+    """A dtype (float32, float64) or one of the mixed arithmetics, as the figures name it."""
+    if str(name) in _MIXED:
+        return str(name)
+    try:
+        return _dtype(name)
+    except ValueError:
+        raise ValueError("arithmetic %r, expected float32, float64 or one of %s"
+                         % (name, ", ".join(_MIXED))) from None
 
 
 def load_design(path):
@@ -148,17 +162,29 @@ def catalogue():
 
 
 def pick_design(N, c, dtype="float32"):
-    """The catalogue design for (N, c) with the smallest predicted error in `dtype`, loaded and
-    validated. Raises cerar.InvalidArgument naming what the catalogue has when none fits."""
-    key = _dtype(dtype)
+    """The catalogue design for (N, c) with the smallest predicted error in `dtype` (float32,
+    float64, or a mixed arithmetic such as "float32+state64"), loaded and validated. A file
+    without that figure is evaluated by the toolkit where the build has it, else not considered.
+    Raises cerar.InvalidArgument naming what the catalogue has when none fits."""
+    key = _arithmetic(dtype)
     entries = [_summary(path) for _, _, path in _catalogue_files(int(N), int(c))]
     if not entries:
         have = sorted({(n, k) for n, k, _ in _catalogue_files()})
         raise _cerar.InvalidArgument(
             "no catalogue design for N = %d, c = %d (catalogue has (N, c) in %s; "
             "cerar.make_design makes one)" % (N, c, have))
-    best = min(entries, key=lambda e: e["predicted_error"].get(key, float("inf")))
-    return load_design(best["path"])
+
+    def predicted(e):
+        if key in e["predicted_error"]:
+            return e["predicted_error"][key]
+        if _cerar._with_toolkit:  # files that predate the figure (the float32 ones: no state64)
+            return _cerar._predicted_error(load_design(e["path"])._native, key)
+        return float("inf")
+
+    figures = [predicted(e) for e in entries]
+    if all(f == float("inf") for f in figures):  # no toolkit and no file with the figure
+        figures = [e["predicted_error"].get("float32", float("inf")) for e in entries]
+    return load_design(entries[figures.index(min(figures))]["path"])
 
 
 def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="auto"):
@@ -169,5 +195,5 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
             "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
             "(pick_design or load_design work without it)")
     native = _cerar._make_design(construction, int(N), int(c), -1.0 if eps is None else float(eps),
-                                 _dtype(dtype), precision)
+                                 _arithmetic(dtype), precision)
     return Design(native)

@@ -232,8 +232,20 @@ class CommunicatorTest(unittest.TestCase):
                            accumulation="f32")
         with self.assertRaisesRegex(ValueError, "accumulation 'f32', expected one of buffer"):
             cerar.ddp.CerarHookState(comm, c=8, accumulation="f32")
-        state = cerar.ddp.CerarHookState(comm, c=8, accumulation="f64-state")
+        state = cerar.ddp.CerarHookState(comm, c=12, accumulation="f64-state")
         self.assertEqual(state.accumulation, "f64-state")
+        # c picks the catalogue's design for the accumulation's arithmetic: the one tuned for
+        # float32+state64 (scripts/make-catalogue-optimized --tune float32+state64), whose figure
+        # beats every other file's for (4, 12), the float32-tuned one evaluated by the toolkit.
+        picked = cerar.pick_design(4, 12, "float32+state64")
+        self.assertEqual(state.design.fingerprint, picked.fingerprint)
+        self.assertEqual(os.path.basename(picked.path), "opt-state64_N4_c12.json")
+        for name in ("opt_N4_c12.json", "eps_N4_c12.json"):
+            other = cerar.load_design(os.path.join(MATRICES, name))
+            self.assertLess(picked.predicted_error("float32+state64"),
+                            other.predicted_error("float32+state64"), name)
+        self.assertEqual(cerar.ddp.CerarHookState(comm, c=12).design.fingerprint,
+                         cerar.pick_design(4, 12).fingerprint)
 
     def test_hook_state_survives_a_checkpoint_without_its_communicator(self):
         import pickle
