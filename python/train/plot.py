@@ -45,7 +45,8 @@ def table(summary):
     lines.append("N = %d, %s transport; control = %s; %s" % (
         summary["N"], summary["transport"], control,
         " ".join("--%s %s" % (k.replace("_", "-"), v) for k, v in summary["args"].items()
-                 if k in ("tasks", "methods", "c", "seeds", "steps"))))
+                 if k in ("tasks", "methods", "c", "seeds", "steps") or
+                 (k == "accumulation" and v != "buffer"))))
     return "\n".join(lines) + "\n"
 
 

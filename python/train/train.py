@@ -93,13 +93,15 @@ def max_over_ranks(value):
     return float(t.item())
 
 
-def run(task, method, c, seed, steps, eval_every, drift_every, comm, rows, report_drift=False):
+def run(task, method, c, seed, steps, eval_every, drift_every, comm, rows, report_drift=False,
+        accumulation="buffer"):
     n = comm.size
     spec = parse_method(method)
     torch.manual_seed(seed)
     model = task.model()
     ddp = torch.nn.parallel.DistributedDataParallel(model)
-    design = cerar.pick_design(n, c * n, "float32") if spec["design"] else None
+    arithmetic = cerar.ddp.ARITHMETIC[accumulation]  # the catalogue's design for it
+    design = cerar.pick_design(n, c * n, arithmetic) if spec["design"] else None
     optimizer = task.optimizer(ddp.parameters())
     control = None
     if spec["resync_every"] or spec["probe_every"]:
@@ -110,7 +112,8 @@ def run(task, method, c, seed, steps, eval_every, drift_every, comm, rows, repor
                                            start_after=spec["warmup"])
     state = cerar.ddp.CerarHookState(comm, design, warmup_steps=spec["warmup"],
                                      exact_1d=spec["exact_1d"], layout=spec["layout"],
-                                     preserve_zeros=spec["zeros"], scale_rows=spec["rows"])
+                                     preserve_zeros=spec["zeros"], scale_rows=spec["rows"],
+                                     accumulation=accumulation)
     ddp.register_comm_hook(state, cerar.ddp.cerar_hook)
     batches = task.batches(seed, comm.rank)
     comm.reset_counters()
@@ -222,6 +225,9 @@ def main():
     ap.add_argument("--drift-every", type=int, default=1,
                     help="measure the exact replica diff every K steps; a row reports the "
                          "largest since the previous row")
+    ap.add_argument("--accumulation", default="buffer", choices=cerar.ddp.ACCUMULATIONS,
+                    help="how the coded all-reduce computes on the float32 gradients (docs/"
+                         "training.md); designs are the catalogue's best for that arithmetic")
     ap.add_argument("--drift-report", action="store_true",
                     help="print the tensors that drift most at the end of each run")
     ap.add_argument("--transport", choices=["mpi", "torch"],
@@ -250,7 +256,7 @@ def main():
             for method in methods:
                 for c in ([0] if method == "exact" else [int(x) for x in args.c.split(",")]):
                     run(task, method, c, seed, args.steps, args.eval_every,
-                        args.drift_every, comm, rows, args.drift_report)
+                        args.drift_every, comm, rows, args.drift_report, args.accumulation)
     if comm.rank == 0:
         lines = [",".join(COLUMNS)]
         for r in rows:

@@ -16,4 +16,14 @@ rows=$(($(wc -l < "$out/runs.csv") - 1))
 [[ $rows -eq 6 ]] || { echo "runs.csv has $rows rows, expected 3 methods x 2 evaluations" >&2; exit 1; }
 [[ -s $out/curves.png && -s $out/table.md && -s $out/summary.json ]] \
   || { echo "missing outputs in $out" >&2; exit 1; }
-echo "train smoke: ok ($rows rows)"
+# The coded path with float64 state (the hook's accumulation option) at c = 3N, where the
+# packets' rounding is fed back too, on the catalogue's design for that arithmetic.
+rm -rf "$out.state64"
+"$@" -np 4 "$python" "$source/python/train/train.py" --out "$out.state64" --transport mpi \
+  --tasks mlp --methods cerar --c 3 --seeds 1 --steps 4 --eval-every 2 --accumulation f64-state
+"$python" "$source/python/train/plot.py" "$out.state64" >/dev/null
+rows64=$(($(wc -l < "$out.state64/runs.csv") - 1))
+[[ $rows64 -eq 2 ]] || { echo "f64-state runs.csv has $rows64 rows, expected 2" >&2; exit 1; }
+grep -q -- '--accumulation f64-state' "$out.state64/table.md" \
+  || { echo "table.md does not name the accumulation" >&2; exit 1; }
+echo "train smoke: ok ($rows rows; f64-state $rows64 rows)"
