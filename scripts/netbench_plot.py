@@ -28,9 +28,10 @@ def load(path):
         rows = list(csv.DictReader(f))
     for r in rows:
         for k, v in r.items():
-            if k in ("algorithm", "design"):
+            if k in ("algorithm", "design", "accumulation"):
                 continue
             r[k] = float(v) if v not in ("", None) else None
+        r.setdefault("accumulation", "buffer")  # CSVs from before cerar-bench --accumulation
         r["N"] = int(r["N"])
         r["c"] = int(r["c"])
         r["size_bytes"] = int(r["size_bytes"])

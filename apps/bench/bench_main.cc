@@ -2,9 +2,10 @@
 // CERAR (one row per design), the exact ring (same MPI transport, same back end) and
 // MPI_Allreduce (Open MPI's default algorithm and its ring) on the same inputs, for each size
 // (bytes per rank). Options: --sizes 4KiB,...  --reps R  --dtype f32|f64  --segment BYTES
-// --slots K  --timeout S  --algorithms cerar,ring,mpi_allreduce,mpi_allreduce_ring  --csv FILE
-// --netdev IF (per-rank frame counters of that interface)  --rate-mbit R (the link's rate, for
-// the link fraction).
+// --slots K  --accumulation buffer,f64-state  --timeout S
+// --algorithms cerar,ring,mpi_allreduce,mpi_allreduce_ring  --csv FILE  --netdev IF (per-rank
+// frame counters of that interface)  --rate-mbit R (the link's rate, for the link fraction).
+// --segment, --slots and --accumulation take lists: one CERAR row per design and combination.
 //
 // Each size: one warm-up run of every algorithm, then R rounds; round r runs every algorithm
 // once, in an order rotated by r, so all algorithms see the same machine load and their ratios
@@ -50,6 +51,7 @@ struct Options {
   // Lists: CERAR runs once per (design, segment, slots); the ring uses the first of each.
   std::string segment = std::to_string(AllReduceOptions{}.segment_bytes);
   std::string slots = std::to_string(AllReduceOptions{}.send_slots);
+  std::string accumulation = "buffer";  // CERAR's arithmetic (the exact ring: buffer only)
   double timeout = 60, rate_mbit = 0;
 };
 
@@ -80,6 +82,20 @@ std::vector<int> ParseInts(const std::string& list, const char* option) {
   return out;
 }
 
+std::vector<Accumulation> ParseAccumulations(const std::string& list) {
+  std::vector<Accumulation> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      out.push_back(ParseAccumulation(item));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("--accumulation: ") + e.what());
+    }
+  }
+  if (out.empty()) throw InvalidArgument("--accumulation: empty list");
+  return out;
+}
+
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
   std::vector<double> times, cpu;  // per run: slowest rank's wall time; this rank's CPU time
@@ -91,7 +107,7 @@ struct Samples {
 };
 
 struct Row {
-  std::string algorithm, design;
+  std::string algorithm, design, accumulation = "buffer";
   int N = 0, c = 0, reps = 0;
   double rate_mbit = 0;
   std::size_t size_bytes = 0;
@@ -198,17 +214,21 @@ class Bench {
       if (a == "cerar") {
         const std::vector<std::size_t> segs = ParseSizes(o_.segment);
         const std::vector<int> slots = ParseInts(o_.slots, "--slots");
+        const std::vector<Accumulation> accs = ParseAccumulations(o_.accumulation);
         for (std::size_t d = 0; d < designs_.size(); ++d)
           for (std::size_t seg : segs)
-            for (int k : slots) {
-              AllReduceOptions ao = opt_;
-              ao.segment_bytes = seg;
-              ao.send_slots = k;
-              std::string name = Stem(o_.designs[d]);
-              if (segs.size() > 1) name += "/seg" + FormatSize(seg);
-              if (slots.size() > 1) name += "/K" + std::to_string(k);
-              out.push_back({a, name, &designs_[d], ao});
-            }
+            for (int k : slots)
+              for (Accumulation acc : accs) {
+                AllReduceOptions ao = opt_;
+                ao.segment_bytes = seg;
+                ao.send_slots = k;
+                ao.accumulation = acc;
+                std::string name = Stem(o_.designs[d]);
+                if (segs.size() > 1) name += "/seg" + FormatSize(seg);
+                if (slots.size() > 1) name += "/K" + std::to_string(k);
+                if (accs.size() > 1 || acc != Accumulation::kBuffer) name += "/" + ToString(acc);
+                out.push_back({a, name, &designs_[d], ao});
+              }
       } else if (a == "ring" || a == "mpi_allreduce") {
         out.push_back({a, "", nullptr, opt_});
       } else if (a == "mpi_allreduce_ring") {
@@ -303,6 +323,7 @@ class Bench {
     row.design = a.design_name;
     row.N = tr_.size();
     row.c = a.design ? a.design->c() : 0;
+    row.accumulation = ToString(a.options.accumulation);
     row.reps = o_.reps;
     row.rate_mbit = o_.rate_mbit;
     row.size_bytes = size_bytes;
@@ -330,7 +351,7 @@ class Bench {
     row.rel_error = s.rel_error;
     if (a.design && a.design->figures()) {
       const auto& pe = a.design->figures()->predicted_error;
-      const auto it = pe.find(sizeof(T) == 4 ? "float32" : "float64");
+      const auto it = pe.find(ModelArithmetic(opt_.dtype, a.options.accumulation));
       if (it != pe.end()) row.predicted_error = it->second;
     }
     row.load1 = load;
@@ -351,7 +372,8 @@ std::string CsvText(const std::vector<Row>& rows) {
   out << "algorithm,design,N,c,rate_mbit,size_bytes,reps,median_s,min_s,max_s,"
          "bytes_sent_per_rank,expected_bytes_per_rank,wire_bytes_per_rank,"
          "wire_payload_per_rank,retrans_segs_per_rank,link_fraction,cpu_s_per_rank,rel_error,"
-         "predicted_error,load1,wait_s_per_rank,compute_s_per_rank,progress_s_per_rank\n";
+         "predicted_error,load1,wait_s_per_rank,compute_s_per_rank,progress_s_per_rank,"
+         "accumulation\n";
   out.precision(9);
   auto opt = [&](double v) {
     if (v >= 0) out << v;
@@ -379,7 +401,7 @@ std::string CsvText(const std::vector<Row>& rows) {
     opt(r.compute_s);
     out << ",";
     opt(r.progress_s);
-    out << "\n";
+    out << "," << r.accumulation << "\n";
   }
   return out.str();
 }
@@ -394,7 +416,7 @@ void PrintRows(const std::vector<Row>& rows) {
     if (r.link_fraction >= 0) std::snprintf(link, sizeof link, "%5.1f%%", 100 * r.link_fraction);
     if (r.bytes_sent >= 0) std::snprintf(bytes, sizeof bytes, "%lld", r.bytes_sent);
     else if (r.wire_payload >= 0) std::snprintf(bytes, sizeof bytes, "~%.0f", r.wire_payload);
-    std::printf("%-28s %8s %10.4f %7.3f %14s %7s %8.3f %10.3e\n", name.c_str(),
+    std::printf("%-36s %8s %10.4f %7.3f %14s %7s %8.3f %10.3e\n", name.c_str(),
                 FormatSize(r.size_bytes).c_str(), r.median_s, ring > 0 ? r.median_s / ring : 0.0,
                 bytes, link, r.cpu_s, r.rel_error);
   }
@@ -412,6 +434,9 @@ int Main(int argc, char** argv) {
                  "row each)")->capture_default_str();
   app.add_option("--slots", o.slots, "send slots (in-flight segments; a list: one CERAR row "
                  "each)")->capture_default_str();
+  app.add_option("--accumulation", o.accumulation, "CERAR's arithmetic on f32 buffers: buffer, "
+                 "f64, f64+feedback, f64-state (a list: one CERAR row each)")
+      ->capture_default_str();
   app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
       ->capture_default_str();
   app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
@@ -435,6 +460,7 @@ int Main(int argc, char** argv) {
     throw InvalidArgument("--dtype " + o.dtype + ": cerar-bench runs f32 or f64");
   opt.segment_bytes = ParseSizes(o.segment).front();
   opt.send_slots = ParseInts(o.slots, "--slots").front();
+  ParseAccumulations(o.accumulation);  // fail before any run
   const std::vector<std::size_t> sizes = ParseSizes(o.sizes);
   std::vector<Design> designs;
   for (const auto& path : o.designs) {
@@ -453,7 +479,7 @@ int Main(int argc, char** argv) {
                 "runs%s\n", coll.size(), o.dtype.c_str(), o.segment.c_str(), o.slots.c_str(), o.reps,
                 o.rate_mbit > 0 ? (", link " + std::to_string(int(o.rate_mbit)) + " Mbit/s").c_str()
                                 : "");
-    std::printf("%-28s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",
+    std::printf("%-36s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",
                 "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }
   std::vector<Row> rows;

@@ -14,19 +14,6 @@
 namespace cerar::cli {
 namespace {
 
-// The error model's arithmetic (design/toolkit.h names) for a run in `dtype` with `accumulation`:
-// a float64 buffer computes in float64 either way.
-std::string ModelArithmetic(DType dtype, Accumulation accumulation) {
-  if (dtype == DType::kFloat64) return "float64";
-  switch (accumulation) {
-    case Accumulation::kFloat64: return "float32+acc64";
-    case Accumulation::kFloat64Feedback: return "float32+acc64+feedback";
-    case Accumulation::kFloat64State: return "float32+state64";
-    case Accumulation::kBuffer: break;
-  }
-  return "float32";
-}
-
 struct SimulateArgs {
   std::string path;
   long long count = 1 << 20;

@@ -53,6 +53,29 @@ Accumulation ParseAccumulation(const std::string& name) {
                         "': expected buffer, f64, f64+feedback or f64-state");
 }
 
+std::string ModelArithmetic(DType dtype, Accumulation accumulation) {
+  switch (dtype) {
+    case DType::kFloat64: return "float64";  // computes in float64 whatever the accumulation
+    case DType::kFloat32:
+      switch (accumulation) {
+        case Accumulation::kBuffer: return "float32";
+        case Accumulation::kFloat64: return "float32+acc64";
+        case Accumulation::kFloat64Feedback: return "float32+acc64+feedback";
+        case Accumulation::kFloat64State: return "float32+state64";
+      }
+      break;
+    case DType::kBFloat16:
+      if (accumulation == Accumulation::kBuffer) return "bfloat16";
+      throw InvalidArgument("arithmetic: bf16 buffers with accumulation " +
+                            ToString(accumulation) + " have no error model, only with buffer");
+    case DType::kFloat16:
+      throw InvalidArgument("arithmetic: f16 buffers have no error model (docs/error-model.md "
+                            "models float64, float32 and its wide variants, bfloat16)");
+  }
+  throw InvalidArgument("arithmetic: unknown accumulation " +
+                        std::to_string(static_cast<int>(accumulation)));
+}
+
 void ComputeBackend::SetAccumulation(Accumulation accumulation) {
   if (accumulation != Accumulation::kBuffer)
     throw InvalidArgument("compute back end: accumulation " + ToString(accumulation) +

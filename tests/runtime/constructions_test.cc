@@ -7,6 +7,7 @@
 #include "cases.h"
 #include "cerar/design/toolkit.h"
 #include "cerar/errors.h"
+#include "cerar/runtime/backend.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/simulate.h"
 
@@ -130,6 +131,34 @@ TEST(WideRuns, FeedbackAndFloat64StateLowerTheErrorAtCEqualTo3N) {
     last = measured;
     last_model = model;
   }
+}
+
+// The runtime's name for a run's arithmetic is the toolkit's (the key of predicted_error), for
+// every dtype and accumulation it models; the rest are refused by name.
+TEST(ModelArithmetic, IsTheToolkitsNameForEachRun) {
+  using design::Arithmetic;
+  const std::pair<Accumulation, Arithmetic> f32[] = {
+      {Accumulation::kBuffer, Arithmetic::kFloat32},
+      {Accumulation::kFloat64, Arithmetic::kFloat32Acc64},
+      {Accumulation::kFloat64Feedback, Arithmetic::kFloat32Acc64Feedback},
+      {Accumulation::kFloat64State, Arithmetic::kFloat32State64}};
+  for (const auto& [accumulation, arithmetic] : f32) {
+    EXPECT_EQ(ModelArithmetic(DType::kFloat32, accumulation), design::ToString(arithmetic));
+    EXPECT_EQ(ModelArithmetic(DType::kFloat64, accumulation),
+              design::ToString(Arithmetic::kFloat64));
+  }
+  EXPECT_EQ(ModelArithmetic(DType::kBFloat16, Accumulation::kBuffer),
+            design::ToString(Arithmetic::kBFloat16));
+  auto refused = [](DType dtype, Accumulation accumulation, const std::string& name) {
+    try {
+      ModelArithmetic(dtype, accumulation);
+      ADD_FAILURE() << name << ": no throw";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  };
+  refused(DType::kFloat16, Accumulation::kBuffer, "f16");
+  refused(DType::kBFloat16, Accumulation::kFloat64State, "f64-state");
 }
 
 INSTANTIATE_TEST_SUITE_P(

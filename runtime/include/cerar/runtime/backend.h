@@ -38,6 +38,12 @@ enum class Accumulation { kBuffer, kFloat64, kFloat64Feedback, kFloat64State };
 // "buffer" | "f64" | "f64+feedback" | "f64-state"
 std::string ToString(Accumulation accumulation);
 Accumulation ParseAccumulation(const std::string& name);
+// The error model's name for the arithmetic a run of `dtype` buffers with `accumulation` computes
+// in, which is the key of the design's Figures::predicted_error: "float32", "float32+acc64",
+// "float32+acc64+feedback", "float32+state64"; "float64" for float64 buffers whatever the
+// accumulation; "bfloat16" with kBuffer. Anything else (f16, bf16 with a wide accumulation) has
+// no model: InvalidArgument.
+std::string ModelArithmetic(DType dtype, Accumulation accumulation);
 
 // Rows [first, first + count) of the encoder.
 struct RowRange {
