@@ -33,15 +33,16 @@ with count 0 are set to 0. Every rank derives the same mask, so they agree exact
 """
 import torch
 
+from . import _cerar
 from .comm import Communicator
 from .designs import Design
 
 
 # AllReduceOptions::accumulation by name (runtime/include/cerar/runtime/backend.h), and the error
-# model's name for the arithmetic each gives a float32 run (docs/error-model.md).
-ARITHMETIC = {"buffer": "float32", "f64": "float32+acc64", "f64+feedback": "float32+acc64+feedback",
-              "f64-state": "float32+state64"}
-ACCUMULATIONS = tuple(ARITHMETIC)
+# model's name for the arithmetic each gives a float32 run (docs/error-model.md), as the runtime
+# maps them (ModelArithmetic).
+ACCUMULATIONS = ("buffer", "f64", "f64+feedback", "f64-state")
+ARITHMETIC = {a: _cerar._model_arithmetic("f32", a) for a in ACCUMULATIONS}
 
 
 class CerarHookState:

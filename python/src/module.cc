@@ -112,6 +112,14 @@ void BindDesign(py::module_& m) {
       .def("save", [](const Design& d, const std::string& path) { SaveDesign(d, path); });
   m.def("_load_design", [](const std::string& path) { return LoadDesign(path); }, py::arg("path"));
   m.def("_parse_design", &ParseDesign, py::arg("text"), py::arg("source"));
+  // The error model's arithmetic (the key of a design's predicted_error) for a run of `dtype`
+  // buffers with `accumulation`: the runtime's own mapping, so Python cannot drift from it.
+  m.def(
+      "_model_arithmetic",
+      [](const std::string& dtype, const std::string& accumulation) {
+        return ModelArithmetic(ParseDType(dtype), ParseAccumulation(accumulation));
+      },
+      py::arg("dtype"), py::arg("accumulation"));
 #ifdef CERAR_PYTHON_WITH_DESIGN
   m.attr("_with_toolkit") = true;
   // eps < 0: tune eps for the arithmetic (TuneEps); otherwise that eps.

@@ -220,6 +220,15 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual(sorted(e.accumulation for e in comms[0].cache_info()),
                          sorted(arithmetic))
 
+    def test_hook_names_each_accumulations_arithmetic_as_the_runtime_does(self):
+        import cerar.ddp
+        self.assertEqual(cerar.ddp.ARITHMETIC,
+                         {"buffer": "float32", "f64": "float32+acc64",
+                          "f64+feedback": "float32+acc64+feedback", "f64-state": "float32+state64"})
+        self.assertEqual(_cerar._model_arithmetic("float64", "f64-state"), "float64")
+        with self.assertRaisesRegex(cerar.InvalidArgument, "accumulation 'f32'"):
+            _cerar._model_arithmetic("float32", "f32")
+
     def test_accumulation_is_for_the_coded_allreduce_and_named_checked(self):
         import cerar.ddp
         ring = ThreadRing(4)
