@@ -148,13 +148,20 @@ def plot(rows, png=None, axes=None):
         ax.set_xlabel("size per rank (MiB)")
         ax.set_ylabel("time / exact ring's time")
         ax.grid(alpha=0.3)
-    handles, labels = next(iter(axes.values())).get_legend_handles_labels()
+    # Every panel's series (designs differ between N), each label once.
+    legend = {}
+    for ax in axes.values():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
     if fig is not None:
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8)
-        fig.suptitle("All-reduce time relative to the exact ring (dashed: CERAR's byte ratio)")
-        fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+        fig.suptitle("All-reduce time relative to the exact ring\n(dashed: CERAR's byte ratio)")
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+        # Below the panels, as many columns as the figure is wide; savefig's tight box keeps it.
+        fig.legend(list(legend.values()), list(legend), loc="upper center",
+                   bbox_to_anchor=(0.5, 0), ncol=max(1, min(len(legend), 2 * len(axs[0]))),
+                   fontsize=8)
         if png:
-            fig.savefig(png, dpi=120)
+            fig.savefig(png, dpi=120, bbox_inches="tight")
     return fig
 
 
