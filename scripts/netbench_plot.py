@@ -122,6 +122,9 @@ def plot(rows, png=None, axes=None):
         axes = {(N, rate): axs[Ns.index(N)][rates.index(rate)] for N, rate in panels}
     else:
         fig = None
+    # One colour per series across all panels (a design name, or an MPI algorithm).
+    names = sorted({n for cell in cs.values() if "ring" in cell for n in cell if n != "ring"})
+    colour = {n: "C%d" % (i % 10) for i, n in enumerate(names)}
     for (N, rate) in panels:
         ax = axes[(N, rate)]
         series = defaultdict(list)
@@ -139,7 +142,7 @@ def plot(rows, png=None, axes=None):
         for i, (name, pts) in enumerate(sorted(series.items())):
             xs, ys = zip(*pts)
             style = "o-" if name in ratios else "x:"
-            line, = ax.plot(xs, ys, style, label=name, ms=4)
+            line, = ax.plot(xs, ys, style, label=name, ms=4, color=colour[name])
             if name in ratios:
                 ax.axhline(ratios[name], color=line.get_color(), ls="--", lw=0.8)
         ax.axhline(1.0, color="k", lw=0.6)
@@ -154,14 +157,16 @@ def plot(rows, png=None, axes=None):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
     if fig is not None:
-        fig.suptitle("All-reduce time relative to the exact ring\n(dashed: CERAR's byte ratio)")
-        fig.tight_layout(rect=(0, 0, 1, 0.95))
-        # Below the panels, as many columns as the figure is wide; savefig's tight box keeps it.
-        fig.legend(list(legend.values()), list(legend), loc="upper center",
-                   bbox_to_anchor=(0.5, 0), ncol=max(1, min(len(legend), 2 * len(axs[0]))),
+        # Below the panels, as many columns as the figure is wide, inside the figure so that
+        # any savefig keeps it: the panels leave it about 0.2 inch per row of entries.
+        columns = max(1, min(len(legend), 2 * len(axs[0])))
+        rows_in = 0.2 * -(-len(legend) // columns) + 0.15
+        fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=columns,
                    fontsize=8)
+        fig.suptitle("All-reduce time relative to the exact ring\n(dashed: CERAR's byte ratio)")
+        fig.tight_layout(rect=(0, rows_in / fig.get_figheight(), 1, 0.95))
         if png:
-            fig.savefig(png, dpi=120, bbox_inches="tight")
+            fig.savefig(png, dpi=120)
     return fig
 
 
