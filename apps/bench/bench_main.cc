@@ -48,7 +48,8 @@ struct Options {
   std::string sizes = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype = "f32", netdev;
   std::string algorithms = "cerar,ring,mpi_allreduce,mpi_allreduce_ring";
   int reps = 5;
-  // Lists: CERAR runs once per (design, segment, slots); the ring uses the first of each.
+  // Lists: CERAR runs once per (design, segment, slots, accumulation); the ring uses the first
+  // segment and slots, and buffer arithmetic.
   std::string segment = std::to_string(AllReduceOptions{}.segment_bytes);
   std::string slots = std::to_string(AllReduceOptions{}.send_slots);
   std::string accumulation = "buffer";  // CERAR's arithmetic (the exact ring: buffer only)
