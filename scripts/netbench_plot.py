@@ -139,7 +139,7 @@ def plot(rows, png=None, axes=None):
                 series[name].append((size / 2**20, r["median_s"] / ring["median_s"]))
                 if r["algorithm"] == "cerar":
                     ratios[name] = byte_ratio(r, ring)
-        for i, (name, pts) in enumerate(sorted(series.items())):
+        for name, pts in sorted(series.items()):
             xs, ys = zip(*pts)
             style = "o-" if name in ratios else "x:"
             line, = ax.plot(xs, ys, style, label=name, ms=4, color=colour[name])
