@@ -51,8 +51,11 @@ class IntCvar {
 }  // namespace
 
 Collectives::Collectives(MPI_Comm comm, double timeout_s) : timeout_s_(timeout_s) {
-  if (!(timeout_s > 0))
-    throw InvalidArgument("--timeout " + std::to_string(timeout_s) + " s, expected > 0");
+  // Bounded so that now + timeout cannot overflow the clock (about 9.2e9 s): a benchmark has no
+  // use for a wait of months.
+  if (!(timeout_s > 0 && timeout_s <= 1e7))
+    throw InvalidArgument("--timeout " + std::to_string(timeout_s) +
+                          " s, expected 0 < seconds <= 1e7");
   CERAR_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CERAR_MPI_CHECK(MPI_Comm_size(comm, &size_));
   MPI_Request r;

@@ -148,6 +148,10 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20):
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
     torchrun or init_process_group do). Collective."""
     from .torch_transport import TorchTransport
+    timeout_s = float(timeout_s)
+    if not timeout_s > 0:  # NaN too
+        raise _cerar.InvalidArgument("torch communicator: timeout_s = %r, expected seconds > 0 "
+                                     "(inf: no limit)" % timeout_s)
     impl = TorchTransport(group, timeout_s)
     native = _cerar._python_communicator(impl, impl.rank, impl.size, int(segment_bytes))
     return Communicator(native, "torch")

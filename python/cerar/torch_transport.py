@@ -10,6 +10,7 @@ import torch
 import torch.distributed as dist
 
 _TAG = 0x0CEA
+_NO_LIMIT_S = 1e9
 
 
 def _wrap(address, nbytes):
@@ -24,7 +25,9 @@ class TorchTransport:
             raise RuntimeError("torch.distributed is not initialised (init_process_group or torchrun)")
         ranks = list(range(dist.get_world_size())) if group is None else \
             dist.get_process_group_ranks(group)
-        self.timeout = datetime.timedelta(seconds=timeout_s)
+        # torch keeps timeouts as integer milliseconds: inf (and anything past ~30 years) is
+        # "no limit" in practice.
+        self.timeout = datetime.timedelta(seconds=min(timeout_s, _NO_LIMIT_S))
         # new_group is collective over the world: every rank of the job must call this.
         self.group = dist.new_group(ranks=ranks, backend="gloo", timeout=self.timeout)
         self.rank = dist.get_rank(self.group)

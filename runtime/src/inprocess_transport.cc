@@ -11,11 +11,12 @@
 #include <thread>
 
 #include "cerar/errors.h"
+#include "deadline.h"
 #include "cerar/runtime/inprocess.h"
 
 namespace cerar {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock;
 
 struct InProcessWorld::State {
   int size = 0;
@@ -82,7 +83,7 @@ class InProcessTransport final : public Transport {
       {
         std::unique_lock<std::mutex> lock(s_->mu);
         auto& in = s_->links[prev()];
-        auto deadline = Clock::now() + Timeout();
+        auto deadline = DeadlineAfter(Clock::now());
         int extensions = 0;
         SetWaiting(true);
         while (in.messages.empty()) {
@@ -91,7 +92,7 @@ class InProcessTransport final : public Transport {
             ThrowIfAborted("waiting for data from rank " + std::to_string(prev()), true);
             // The predecessor is starved too: the fault is further up the ring.
             if (s_->waiting[prev()] && s_->num_waiting < s_->size && extensions++ < s_->size) {
-              deadline += Timeout();
+              deadline = DeadlineAfter(deadline);
               continue;
             }
             SetWaiting(false);
@@ -126,7 +127,7 @@ class InProcessTransport final : public Transport {
       slot.resize(s_->size);
       slot[rank_] = value;
       s_->cv.notify_all();
-      const auto deadline = Clock::now() + Timeout();
+      const auto deadline = DeadlineAfter(Clock::now());
       auto all_in = [&] {
         for (const auto& v : slot)
           if (!v) return false;
@@ -166,9 +167,8 @@ class InProcessTransport final : public Transport {
   };
   int next() const { return (rank_ + 1) % s_->size; }
   int prev() const { return (rank_ + s_->size - 1) % s_->size; }
-  Clock::duration Timeout() const {
-    return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(s_->options.timeout_s));
+  Clock::time_point DeadlineAfter(Clock::time_point from) const {
+    return detail::DeadlineAfter(from, s_->options.timeout_s);
   }
   // Called with the lock held.
   void SetWaiting(bool on) {

@@ -225,5 +225,25 @@ def test_allreduce_releases_the_gil():
     assert during > 1000, "%d ticks of a Python thread in %.2f s of all-reduce" % (during, elapsed)
 
 
+def test_timeout_without_limit_waits_for_a_late_rank():
+    # inf once overflowed the MPI transport's deadline (now + 9.2e9 s wraps steady_clock) and
+    # timed out at once; torch could not convert it at all. Bad timeouts are refused by name.
+    make = cerar.mpi_communicator if TRANSPORT == "mpi" else cerar.torch_communicator
+    for bad in (0.0, -1.0, float("nan")):
+        try:
+            make(timeout_s=bad)
+        except cerar.InvalidArgument as e:
+            assert "timeout" in str(e), str(e)
+        else:
+            raise AssertionError("timeout_s = %r accepted" % bad)
+    comm = make(timeout_s=float("inf"))
+    x = torch.full((1000,), float(RANK + 1))
+    if RANK == 1:
+        time.sleep(1.5)
+    comm.allreduce(x, APPROX)
+    exact = N * (N + 1) / 2
+    assert abs(float(x.mean()) / exact - 1) < 1e-3, "mean %g, expected %g" % (float(x.mean()), exact)
+
+
 if __name__ == "__main__":
     main(globals())

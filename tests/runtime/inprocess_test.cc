@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <numeric>
+#include <thread>
 
 #include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
@@ -90,6 +92,34 @@ TEST(InProcess, ThrowingRankAbortsItsPeersQuickly) {
   ASSERT_TRUE(errors[3]);
   EXPECT_NE(ExceptionMessage(errors[3]).find("rank 2 failed: injected failure"), std::string::npos)
       << ExceptionMessage(errors[3]);
+}
+
+// inf, or a timeout past the clock's range (now + 1e10 s overflows steady_clock's nanoseconds),
+// waits without limit: a late peer is waited for, not timed out at once, and a failing peer
+// still ends the wait through the abort flag.
+TEST(InProcess, TimeoutsPastTheClocksRangeWaitForALatePeer) {
+  for (double timeout_s : {1e10, std::numeric_limits<double>::infinity()}) {
+    InProcessOptions o;
+    o.timeout_s = timeout_s;
+    auto late = RunInProcess(3, [](Transport& tr) {
+      if (tr.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      tr.CheckAgreement("count", 5);
+      if (tr.rank() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      int s = tr.rank(), r = -1;
+      tr.Wait(tr.StartExchange(&s, &r, sizeof s));
+      EXPECT_EQ(r, (tr.rank() + 2) % 3);
+    }, o);
+    for (auto& e : late) EXPECT_FALSE(e) << timeout_s << " s: " << ExceptionMessage(e);
+    auto failing = RunInProcess(3, [](Transport& tr) {
+      if (tr.rank() == 1) throw InvalidArgument("injected failure");
+      int s = 1, r = 0;
+      tr.Wait(tr.StartExchange(&s, &r, sizeof s));
+    }, o);
+    ASSERT_TRUE(failing[2]);
+    EXPECT_NE(ExceptionMessage(failing[2]).find("rank 1 failed: injected failure"),
+              std::string::npos)
+        << ExceptionMessage(failing[2]);
+  }
 }
 
 TEST(InProcess, MismatchedMessageSizesAreAnError) {

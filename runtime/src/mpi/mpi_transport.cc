@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "cerar/errors.h"
+#include "deadline.h"
 #include "mpi/mpi_check.h"
 
 namespace cerar {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock;
 
 class MpiTransport final : public Transport {
  public:
@@ -65,7 +66,7 @@ class MpiTransport final : public Transport {
       throw InvalidArgument("MPI transport: rank " + std::to_string(rank_) +
                             " waits on exchange " + std::to_string(handle) + " never started");
     while (completed_ <= handle) {
-      const auto deadline = Clock::now() + Timeout();
+      const auto deadline = Deadline();
       for (int polls = 0; !RetireFront(); ++polls) {
         if (Clock::now() > deadline) {
           const Pending& p = pending_.front();
@@ -95,7 +96,7 @@ class MpiTransport final : public Transport {
     MPI_Request req;
     CERAR_MPI_CHECK(MPI_Iallgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1,
                                    MPI_UNSIGNED_LONG_LONG, comm_, &req));
-    const auto deadline = Clock::now() + Timeout();
+    const auto deadline = Deadline();
     for (int done = 0, spins = 0; !done; ++spins) {
       CERAR_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
       if (!done && Clock::now() > deadline)
@@ -151,10 +152,7 @@ class MpiTransport final : public Transport {
   };
   int next() const { return (rank_ + 1) % size_; }
   int prev() const { return (rank_ + size_ - 1) % size_; }
-  Clock::duration Timeout() const {
-    return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(options_.timeout_s));
-  }
+  Clock::time_point Deadline() const { return detail::DeadlineAfter(Clock::now(), options_.timeout_s); }
   std::string Seconds() const {
     std::ostringstream s;
     s << options_.timeout_s << " s";
