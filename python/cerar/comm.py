@@ -10,6 +10,7 @@ import atexit
 import sys
 
 from . import _cerar
+from ._args import whole
 from .designs import Design
 
 _DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32",
@@ -120,6 +121,13 @@ _previous_excepthook = sys.excepthook
 _mpi_registered = False
 
 
+def _segment_bytes(value):
+    value = whole("segment_bytes", value, _cerar.InvalidArgument)
+    if value < 1:
+        raise _cerar.InvalidArgument("segment_bytes = %d, expected >= 1" % value)
+    return value
+
+
 def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20):
     """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
@@ -133,7 +141,7 @@ def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20):
         _mpi_registered = True
         sys.excepthook = _excepthook
         atexit.register(_finalize_mpi)
-    return Communicator(_cerar._mpi_communicator(float(timeout_s), int(segment_bytes)), "mpi")
+    return Communicator(_cerar._mpi_communicator(float(timeout_s), _segment_bytes(segment_bytes)), "mpi")
 
 
 def mpi_world():
@@ -153,5 +161,6 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20):
         raise _cerar.InvalidArgument("torch communicator: timeout_s = %r, expected seconds > 0 "
                                      "(inf: no limit)" % timeout_s)
     impl = TorchTransport(group, timeout_s)
-    native = _cerar._python_communicator(impl, impl.rank, impl.size, int(segment_bytes))
+    native = _cerar._python_communicator(impl, impl.rank, impl.size,
+                                          _segment_bytes(segment_bytes))
     return Communicator(native, "torch")

@@ -35,6 +35,7 @@ import torch
 
 from . import _cerar
 from .comm import Communicator
+from ._args import whole
 from .designs import Design
 
 
@@ -80,7 +81,10 @@ class CerarHookState:
         if accumulation not in ACCUMULATIONS:
             raise ValueError("accumulation %r, expected one of %s"
                              % (accumulation, ", ".join(ACCUMULATIONS)))
+        warmup_steps = whole("warmup_steps", warmup_steps, ValueError)
+        min_coded_numel = whole("min_coded_numel", min_coded_numel, ValueError)
         if c is not None:
+            c = whole("c", c, ValueError)
             if design is not None:
                 raise ValueError("give a design or c, not both")
             design = _design_for(comm.size, c, accumulation)
@@ -95,9 +99,9 @@ class CerarHookState:
             raise ValueError("warmup_steps = %d, expected >= 0" % warmup_steps)
         self.comm = comm
         self.design = design
-        self.warmup_steps = int(warmup_steps)
+        self.warmup_steps = warmup_steps
         self.exact_1d = bool(exact_1d)
-        self.min_coded_numel = int(min_coded_numel)
+        self.min_coded_numel = min_coded_numel
         self.layout = layout
         self.preserve_zeros = bool(preserve_zeros)
         self.scale_rows = bool(scale_rows)

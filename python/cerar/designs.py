@@ -5,6 +5,7 @@ import os
 import re
 
 from . import _cerar
+from ._args import whole
 
 _DTYPES = {"float32": "float32", "f32": "float32", "float64": "float64", "f64": "float64"}
 # The error model's arithmetics (docs/error-model.md) beyond the dtypes: float32 packets with
@@ -167,7 +168,8 @@ def pick_design(N, c, dtype="float32"):
     without that figure is evaluated by the toolkit where the build has it, else not considered.
     Raises cerar.InvalidArgument naming what the catalogue has when none fits."""
     key = _arithmetic(dtype)
-    entries = [_summary(path) for _, _, path in _catalogue_files(int(N), int(c))]
+    N, c = whole("N", N, _cerar.InvalidArgument), whole("c", c, _cerar.InvalidArgument)
+    entries = [_summary(path) for _, _, path in _catalogue_files(N, c)]
     if not entries:
         have = sorted({(n, k) for n, k, _ in _catalogue_files()})
         raise _cerar.InvalidArgument(
@@ -194,6 +196,7 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
         raise _cerar.InvalidArgument(
             "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
             "(pick_design or load_design work without it)")
-    native = _cerar._make_design(construction, int(N), int(c), -1.0 if eps is None else float(eps),
-                                 _arithmetic(dtype), precision)
+    native = _cerar._make_design(construction, whole("N", N, _cerar.InvalidArgument),
+                                 whole("c", c, _cerar.InvalidArgument),
+                                 None if eps is None else float(eps), _arithmetic(dtype), precision)
     return Design(native)

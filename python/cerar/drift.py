@@ -29,6 +29,8 @@ job's process group. It costs two full all-reduces and is not part of the method
 """
 import torch
 
+from ._args import whole
+
 _MAX_BUCKETS = 64
 
 
@@ -191,6 +193,11 @@ class DriftControl:
     def __init__(self, comm, parameters, optimizer=None, *, probe_every=10, resync_every=None,
                  resync_above=None, start_after=0, sync_optimizer_state=True,
                  buckets=_MAX_BUCKETS):
+        if probe_every is not None:
+            probe_every = whole("probe_every", probe_every, ValueError)
+        if resync_every is not None:
+            resync_every = whole("resync_every", resync_every, ValueError)
+        start_after = whole("start_after", start_after, ValueError)
         if probe_every is not None and probe_every < 1:
             raise ValueError("probe_every = %r, expected >= 1 or None" % (probe_every,))
         if resync_every is not None and resync_every < 1:
@@ -207,7 +214,7 @@ class DriftControl:
         self.probe_every = probe_every
         self.resync_every = resync_every
         self.resync_above = resync_above
-        self.start_after = int(start_after)
+        self.start_after = start_after
         self.probe_ = DriftProbe(comm, parameters, buckets) if probe_every else None
         self.step = 0
         self.resyncs = 0

@@ -122,21 +122,22 @@ void BindDesign(py::module_& m) {
       py::arg("dtype"), py::arg("accumulation"));
 #ifdef CERAR_PYTHON_WITH_DESIGN
   m.attr("_with_toolkit") = true;
-  // eps < 0: tune eps for the arithmetic (TuneEps); otherwise that eps.
+  // eps None: tune eps for the arithmetic (TuneEps); otherwise that eps (checked as given).
   m.def(
       "_make_design",
-      [](const std::string& construction, int N, int c, double eps, const std::string& arithmetic,
+      [](const std::string& construction, int N, int c, std::optional<double> eps,
+         const std::string& arithmetic,
          const std::string& precision) {
         py::gil_scoped_release release;
         const auto kind = design::ParseConstruction(construction);
         const auto prec = design::ParsePrecision(precision);
-        if (eps < 0)
+        if (!eps)
           return design::TuneEps(kind, N, c, design::ParseArithmetic(arithmetic), prec).design;
         design::ConstructionOptions o;
         o.construction = kind;
         o.N = N;
         o.c = c;
-        o.eps = eps;
+        o.eps = *eps;
         o.precision = prec;
         return design::MakeConstruction(o);
       },

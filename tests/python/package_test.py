@@ -126,8 +126,20 @@ class DesignTest(unittest.TestCase):
             self.assertEqual(cerar.load_design(path).fingerprint, d.fingerprint)
         e = cerar.make_design(4, 8, eps=0.01)
         self.assertEqual(e.provenance["parameters"]["eps"], 0.01)
-        with self.assertRaisesRegex(cerar.InvalidArgument, "eps"):
-            cerar.make_design(4, 8, eps=float("nan"))
+        for bad in (float("nan"), -0.5):  # a negative eps once meant "tune" and was ignored
+            with self.assertRaisesRegex(cerar.InvalidArgument, "eps = "):
+                cerar.make_design(4, 8, eps=bad)
+
+    def test_counts_are_integers_never_truncated(self):
+        # int(8.7) would give 8 without a word: the package refuses it, and takes numpy's ints.
+        with self.assertRaisesRegex(cerar.InvalidArgument, r"c = 8\.7, expected an integer"):
+            cerar.pick_design(4, 8.7)
+        with self.assertRaisesRegex(cerar.InvalidArgument, r"N = True, expected an integer"):
+            cerar.pick_design(True, 8)
+        self.assertEqual(cerar.pick_design(np.int64(4), np.int32(8)).c, 8)
+        if _cerar._with_toolkit:
+            with self.assertRaisesRegex(cerar.InvalidArgument, r"N = 4\.0, expected an integer"):
+                cerar.make_design(4.0, 8)
 
     def test_bad_files_raise_typed_errors_naming_the_file(self):
         with self.assertRaisesRegex(cerar.IoError, "nonexistent.json"):
@@ -270,6 +282,9 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual((copy.iter, copy.warmup_steps, copy.layout), (17, 3, "flat"))
         with self.assertRaisesRegex(ValueError, "N = 3 ranks"):
             cerar.ddp.CerarHookState(comm, cerar.pick_design(3, 6))
+        for option in ({"c": 8.9}, {"c": 8, "warmup_steps": 2.5}, {"min_coded_numel": "9"}):
+            with self.assertRaisesRegex(ValueError, "expected an integer"):
+                cerar.ddp.CerarHookState(comm, **option)
 
     def test_invalid_buffers_raise_before_any_communication(self):
         ring = ThreadRing(2)
