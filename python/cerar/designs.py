@@ -130,12 +130,23 @@ def _summary(path):
     cached = _summaries.get(path)
     if cached and cached[0] == mtime:
         return cached[1]
-    with open(path) as f:
-        doc = json.load(f)
-    fig = doc.get("figures", {})
-    summary = {"path": path, "N": doc["N"], "c": doc["c"],
-               "construction": doc["provenance"]["construction"],
-               "err_rms": fig.get("err_rms"), "predicted_error": fig.get("predicted_error", {})}
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        fig = doc.get("figures", {})
+        summary = {"path": path, "N": doc["N"], "c": doc["c"],
+                   "construction": doc["provenance"]["construction"],
+                   "err_rms": fig.get("err_rms"), "predicted_error": fig.get("predicted_error", {})}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise _cerar.DesignError("catalogue file %s: cannot read its summary (%s: %s); fix or "
+                                 "remove it" % (path, type(e).__name__, e)) from None
+    # pick_design selects by the name: a file whose content disagrees would be used for the
+    # wrong (N, c).
+    named = tuple(int(g) for g in _NAME.match(os.path.basename(path)).groups())
+    if named != (summary["N"], summary["c"]):
+        raise _cerar.DesignError("catalogue file %s holds a design for N = %s, c = %s, but its "
+                                 "name says N = %d, c = %d" % (path, summary["N"], summary["c"],
+                                                               *named))
     _summaries[path] = (mtime, summary)
     return summary
 

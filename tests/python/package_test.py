@@ -141,6 +141,21 @@ class DesignTest(unittest.TestCase):
             with self.assertRaisesRegex(cerar.InvalidArgument, r"N = 4\.0, expected an integer"):
                 cerar.make_design(4.0, 8)
 
+    def test_catalogue_files_must_hold_what_their_names_say(self):
+        import shutil
+        import unittest.mock
+        with tempfile.TemporaryDirectory() as tmp:
+            # A first-folder file named for (4, 8) that holds (2, 2): once picked for (4, 8).
+            shutil.copy(os.path.join(MATRICES, "eps_N2_c2.json"), os.path.join(tmp, "eps_N4_c8.json"))
+            with unittest.mock.patch.dict(os.environ, {"CERAR_MATRICES": tmp}):
+                with self.assertRaisesRegex(cerar.DesignError, r"eps_N4_c8.json holds a design "
+                                            r"for N = 2, c = 2, but its name says N = 4, c = 8"):
+                    cerar.pick_design(4, 8)
+                with open(os.path.join(tmp, "eps_N4_c8.json"), "w") as f:
+                    f.write('{"N": 4, "c": 8')  # truncated
+                with self.assertRaisesRegex(cerar.DesignError, "eps_N4_c8.json: cannot read"):
+                    cerar.catalogue()
+
     def test_bad_files_raise_typed_errors_naming_the_file(self):
         with self.assertRaisesRegex(cerar.IoError, "nonexistent.json"):
             cerar.load_design("/nonexistent.json")
