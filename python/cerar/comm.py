@@ -75,6 +75,11 @@ class Communicator:
             if not isinstance(design, Design):
                 raise _cerar.InvalidArgument("design: %r, expected a cerar.Design" % (design,))
             native_design = design._native
+        if self.kind == "mpi" and _cerar._mpi_status()["finalized"]:
+            # Any MPI call now would make Open MPI abort the whole job instead of raising.
+            raise _cerar.TransportError("all-reduce: MPI was finalised in this process (at "
+                                        "interpreter exit, or by the program); the MPI "
+                                        "communicator cannot be used after that")
         try:
             self._native.allreduce(address, count, dtype, native_design, bool(average),
                                    str(accumulation))

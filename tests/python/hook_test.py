@@ -6,8 +6,9 @@ the MPI transport, and with torchrun and the torch.distributed transport):
   iteration-0 whole-model bucket leaves the cache, and the bytes sent are the traffic model's;
 - with drift control on, the replicas stay within the stated bound (and without it they do not);
 - the all-reduce releases the GIL; and the job ends cleanly (MPI finalised: mpirun's exit code
-  is 0). Failures are failure_test.py's.
+  is 0), and an all-reduce after that raises TransportError instead of aborting the job. Failures are failure_test.py's.
 """
+import atexit
 import os
 import sys
 import threading
@@ -28,6 +29,23 @@ TRANSPORT = os.environ.get("CERAR_TEST_TRANSPORT", "mpi")
 if TRANSPORT == "mpi":
     cerar.comm.mpi_world()  # MPI first (it reads the launcher's environment), then gloo
 RANK, N = init_process_group_from_launcher()
+
+
+def _allreduce_after_mpi_finalize():
+    # Registered before the communicator, so it runs after cerar's MPI_Finalize at exit: an MPI
+    # call there would make Open MPI abort the job; the communicator must raise instead.
+    try:
+        COMM.allreduce(torch.ones(10))
+    except cerar.TransportError as e:
+        if "finalised" in str(e):
+            return
+    print("rank %d: an all-reduce after MPI_Finalize did not raise TransportError" % RANK)
+    sys.stdout.flush()
+    os._exit(1)
+
+
+if TRANSPORT == "mpi":
+    atexit.register(_allreduce_after_mpi_finalize)
 COMM = cerar.mpi_communicator(timeout_s=60) if TRANSPORT == "mpi" else \
     cerar.torch_communicator(timeout_s=60)
 EXACT = cerar.pick_design(N, N)
