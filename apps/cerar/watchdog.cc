@@ -27,6 +27,9 @@ State& Shared() {
 }  // namespace
 
 void Watchdog::Start(double seconds, std::string what) {
+  // Past about 9.2e9 s, now + seconds overflows the clock's nanoseconds and would fire at once;
+  // a deadline decades away never comes, so there is nothing to watch.
+  if (seconds >= 1e9) return;
   State& s = Shared();
   {
     std::lock_guard<std::mutex> lock(s.mu);

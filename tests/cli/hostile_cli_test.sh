@@ -127,6 +127,9 @@ expect_error "--timeout" "stopped by --timeout 1 s" -- \
   design -N 16 -c 64 --tune float32 -o "$work/slow.json" --timeout 1
 [[ ! -e $work/slow.json && $(ls "$work" | grep -c '\.tmp\.') -eq 0 ]] &&
   ok "--timeout left no file" || bad "--timeout left a file"
+# A timeout past the clock's range (now + 1e10 s overflows it) once stopped the command at once.
+"$cerar" --timeout 1e10 report "$f" >/dev/null 2>"$work/err" &&
+  ok "--timeout 1e10 lets a quick command finish" || bad "--timeout 1e10: $(cat "$work/err")"
 
 # --- Up-front cost estimates (defect 11): a long analysis says so, an impossible one is refused.
 "$cerar" validate "$root/matrices/eps_N2_c8.json" --timeout 60 >/dev/null 2>"$work/err" &&
