@@ -135,25 +135,37 @@ void AddParetoCommand(CLI::App& app) {
                     "ratio", "secs");
       out << line;
     }
+    // A figure the run did not compute (--no-optimize, or no eps design within a budget) is an
+    // empty CSV cell and "-" in the table, never a "nan" that reads like a failed computation.
+    auto cell = [&](bool has, double v, const char* table_format) -> std::string {
+      if (!has) return a->csv ? "" : "-";
+      if (a->csv) return Num(v);
+      char text[40];
+      std::snprintf(text, sizeof text, table_format, v);
+      return text;
+    };
     for (const auto& p : front) {
-      const double nan = std::nan("");
       const Figures& e = p.eps_figures;
       const Figures& o = p.optimized_figures;
-      const double ratio = p.has_eps && p.has_optimized ? o.err_rms / e.err_rms : nan;
-      auto E = [&](double v) { return p.has_eps ? v : nan; };
-      auto O = [&](double v) { return p.has_optimized ? v : nan; };
+      const bool both = p.has_eps && p.has_optimized;
+      const std::string ratio = cell(both, both ? o.err_rms / e.err_rms : 0, "%.3f");
       if (a->csv) {
-        out << a->N << ',' << a->c << ',' << Num(p.kappa) << ',' << Num(E(p.eps)) << ','
-            << Num(E(e.err_rms)) << ',' << Num(E(e.err_op)) << ',' << Num(E(e.kappa_dec)) << ','
-            << Num(E(e.kappa_enc)) << ',' << Num(O(o.err_rms)) << ',' << Num(O(o.err_op)) << ','
-            << Num(O(o.kappa_dec)) << ',' << Num(O(o.kappa_enc)) << ','
-            << (p.has_optimized ? (p.improved ? "1" : "0") : "") << ',' << Num(ratio) << ','
+        out << a->N << ',' << a->c << ',' << Num(p.kappa) << ',' << cell(p.has_eps, p.eps, "")
+            << ',' << cell(p.has_eps, e.err_rms, "") << ',' << cell(p.has_eps, e.err_op, "")
+            << ',' << cell(p.has_eps, e.kappa_dec, "") << ',' << cell(p.has_eps, e.kappa_enc, "")
+            << ',' << cell(p.has_optimized, o.err_rms, "") << ','
+            << cell(p.has_optimized, o.err_op, "") << ',' << cell(p.has_optimized, o.kappa_dec, "")
+            << ',' << cell(p.has_optimized, o.kappa_enc, "") << ','
+            << (p.has_optimized ? (p.improved ? "1" : "0") : "") << ',' << ratio << ','
             << Num(p.seconds) << ',' << a->precision << '\n';
       } else {
-        std::snprintf(line, sizeof line,
-                      "%-9.3g %-10.3e %-11.4e %-11.4e %-11.4e %-11.4e %-11.4e %-8.3f %-7.1f\n",
-                      p.kappa, E(p.eps), E(e.err_rms), E(e.kappa_dec), O(o.err_rms), O(o.kappa_dec),
-                      O(o.kappa_enc), ratio, p.seconds);
+        std::snprintf(line, sizeof line, "%-9.3g %-10s %-11s %-11s %-11s %-11s %-11s %-8s %-7.1f\n",
+                      p.kappa, cell(p.has_eps, p.eps, "%.3e").c_str(),
+                      cell(p.has_eps, e.err_rms, "%.4e").c_str(),
+                      cell(p.has_eps, e.kappa_dec, "%.4e").c_str(),
+                      cell(p.has_optimized, o.err_rms, "%.4e").c_str(),
+                      cell(p.has_optimized, o.kappa_dec, "%.4e").c_str(),
+                      cell(p.has_optimized, o.kappa_enc, "%.4e").c_str(), ratio.c_str(), p.seconds);
         out << line;
       }
     }

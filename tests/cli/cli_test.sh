@@ -128,6 +128,15 @@ expect_error "optimized with a bound below 1" "kappa_max = 0.5" -- design --cons
 expect_error "tune and objective" "--objective" -- design --construction optimized -N 4 -c 8 --tune float32 --objective op
 expect_error "pareto N < 2" "N = 1" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
 expect_error "pareto without any design" "no design meets" -- pareto -N 4 -c 4 --no-optimize --points 2 --kappa 1.1:1.2
+# Columns a run does not compute are "-" in the table and empty in the CSV, never "nan".
+if table=$("$cerar" pareto -N 4 -c 8 --no-optimize --points 2 --kappa 1e2:1e3) &&
+   csv=$("$cerar" pareto -N 4 -c 8 --no-optimize --points 2 --kappa 1e2:1e3 --csv) &&
+   ! grep -qi nan <<<"$table$csv" && [[ $(sed -n 2p <<<"$table" | awk '{print $5, $8}') == "- -" ]] &&
+   [[ $(sed -n 2p <<<"$csv" | cut -d, -f9-14) == ",,,,," ]]; then
+  ok "pareto --no-optimize: uncomputed columns are '-' and empty"
+else
+  bad "pareto --no-optimize columns: $table $csv"
+fi
 
 # A design optimised for float32 is simulated before it is written (docs/optimizer.md §7).
 if "$cerar" design --construction optimized --tune float32 -N 3 -c 6 --max-evaluations 300 \
