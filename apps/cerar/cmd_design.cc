@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "cerar/design/optimizer.h"
 #include "cerar/design/toolkit.h"
@@ -156,36 +157,46 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-c,--components", args->c, "components per gradient c >= 1")->required();
   cmd->add_option("--construction", args->construction, "eps | vandermonde | optimized")
       ->capture_default_str();
-  cmd->add_option("--kappa-max", args->kappa_max,
-                  "optimized: bound on kappa_dec and kappa_enc (>= 1; optional with --tune)");
+  // The optimiser's options: refused with another construction rather than silently ignored.
+  std::vector<CLI::Option*> optimizer_only;
+  optimizer_only.push_back(cmd->add_option(
+      "--kappa-max", args->kappa_max,
+      "optimized: bound on kappa_dec and kappa_enc (>= 1; optional with --tune)"));
   auto* objective_opt = cmd->add_option("--objective", args->objective,
                                         "optimized: rms | op (default rms; --tune: predicted)");
-  cmd->add_option("--time-limit", args->time_limit,
-                  "optimized: seconds of search (> 0); the final analysis in --precision comes "
-                  "after it (cerar --timeout bounds the whole command)")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "optimized: seed")
-      ->check(NonNegativeInteger())
-      ->capture_default_str();
-  cmd->add_option("--max-evaluations", args->max_evaluations,
-                  "optimized: evaluation budget (the reproducible stop)")
-      ->capture_default_str();
+  optimizer_only.push_back(objective_opt);
+  optimizer_only.push_back(
+      cmd->add_option("--time-limit", args->time_limit,
+                      "optimized: seconds of search (> 0); the final analysis in --precision "
+                      "comes after it (cerar --timeout bounds the whole command)")
+          ->capture_default_str());
+  optimizer_only.push_back(cmd->add_option("--seed", args->seed, "optimized: seed")
+                               ->check(NonNegativeInteger())
+                               ->capture_default_str());
+  optimizer_only.push_back(cmd->add_option("--max-evaluations", args->max_evaluations,
+                                           "optimized: evaluation budget (the reproducible stop)")
+                               ->capture_default_str());
   auto* per_rank_opt = cmd->add_flag(
       "--per-rank", args->per_rank,
       "optimized: one encoder per rank (the default where N (c + N - 2) c <= 60000)");
-  cmd->add_flag("--shift-invariant", args->shift_invariant,
-                "optimized: one base sequence C(tau) for all ranks (the default above that)")
-      ->excludes(per_rank_opt);
-  cmd->add_option("--check-count", args->check_count,
-                  "optimized --tune: elements per rank of the simulation check (>= 1)")
-      ->capture_default_str();
-  cmd->add_option("--continuation-from", args->continuation_from,
-                  "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled "
-                  "to the next (0: off; default: 100 where c <= 2N, else off)");
-  cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
-                  "optimized: L-BFGS correction pairs (-1: auto, min(100, max(10, 600000 / "
-                  "variables)); 0: NLopt's heuristic)")
-      ->capture_default_str();
+  optimizer_only.push_back(per_rank_opt);
+  optimizer_only.push_back(
+      cmd->add_flag("--shift-invariant", args->shift_invariant,
+                    "optimized: one base sequence C(tau) for all ranks (the default above that)")
+          ->excludes(per_rank_opt));
+  optimizer_only.push_back(
+      cmd->add_option("--check-count", args->check_count,
+                      "optimized --tune: elements per rank of the simulation check (>= 1)")
+          ->capture_default_str());
+  optimizer_only.push_back(cmd->add_option(
+      "--continuation-from", args->continuation_from,
+      "optimized: first solve for kappa budgets kappa_max/10^s >= this, each rescaled to the "
+      "next (0: off; default: 100 where c <= 2N, else off)"));
+  optimizer_only.push_back(
+      cmd->add_option("--lbfgs-memory", args->lbfgs_memory,
+                      "optimized: L-BFGS correction pairs (-1: auto, min(100, max(10, 600000 / "
+                      "variables)); 0: NLopt's heuristic)")
+          ->capture_default_str());
   auto* eps_opt = cmd->add_option("--eps", args->eps, "construction parameter eps >= 0");
   auto* tune_opt = cmd->add_option(
       "--tune", args->tune,
@@ -205,8 +216,12 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--force", args->force, "replace an existing output file");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->callback([args, eps_opt, tune_opt, objective_opt] {
+  cmd->callback([args, eps_opt, tune_opt, objective_opt, optimizer_only] {
     const bool optimized = args->construction == "optimized";
+    for (const CLI::Option* option : optimizer_only)
+      if (!optimized && option->count() > 0)
+        throw CliError("design: " + option->get_name() + " is an option of --construction "
+                       "optimized, not of " + args->construction);
     if (optimized) {
       // Flag combinations here; every rule on the values is the library's (Validate).
       if (eps_opt->count() > 0)
