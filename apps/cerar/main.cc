@@ -1,5 +1,6 @@
 // cerar — the design toolkit's command line: design, validate, report, sweep, simulate, pareto.
 // Every failure is one line on stderr and exit code 2; --help exits 0.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -19,14 +20,29 @@
 namespace {
 
 // Every option that takes a value refuses an empty one: CLI11 would read --eps "" as 0.
-void RefuseEmptyValues(CLI::App& app) {
+void CheckEveryValue(CLI::App& app) {
   static const CLI::Validator not_empty(
       [](std::string& text) { return text.empty() ? std::string("empty value") : std::string(); },
       "");
+  // CLI11 reads integers with strtoll base 0: -N 010 would be 8. Integers are decimal here.
+  static const CLI::Validator decimal(
+      [](std::string& text) {
+        const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
+        std::size_t zeros = sign;
+        while (zeros + 1 < text.size() && text[zeros] == '0' &&
+               std::isdigit(static_cast<unsigned char>(text[zeros + 1])))
+          ++zeros;
+        text.erase(sign, zeros - sign);
+        return std::string();
+      },
+      "");
   for (CLI::Option* option : app.get_options()) {
-    if (option->get_type_size_max() > 0) option->check(not_empty);
+    if (option->get_type_size_max() == 0) continue;
+    option->check(not_empty);
+    const std::string type = option->get_type_name();
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) option->transform(decimal);
   }
-  for (CLI::App* sub : app.get_subcommands({})) RefuseEmptyValues(*sub);
+  for (CLI::App* sub : app.get_subcommands({})) CheckEveryValue(*sub);
 }
 
 // The error line: escaped (file names, member names and arguments come from outside) and one
@@ -56,7 +72,7 @@ int Run(int argc, char** argv) {
   cerar::cli::AddSweepCommand(app);
   cerar::cli::AddSimulateCommand(app);
   cerar::cli::AddParetoCommand(app);
-  RefuseEmptyValues(app);
+  CheckEveryValue(app);
   // After parsing, before the command runs: check and apply the global options.
   app.parse_complete_callback([&] {
     if (max_file_opt->count() > 0 && !(max_file_mib >= 1 && max_file_mib <= 1 << 20)) {
