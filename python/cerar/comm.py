@@ -89,6 +89,11 @@ class Communicator:
             raise
         return array
 
+    def check_agreement(self, what, value):
+        """Collective: raises cerar.TransportError on every rank unless all pass the same
+        `value` (an int, 0 <= value < 2**64); `what` names it in the message."""
+        self._native.check_agreement(str(what), value)
+
     def end_step(self):
         """Evicts the all-reduce objects not used since the previous end_step (the DDP hook calls
         it after each step's last bucket)."""
@@ -133,11 +138,17 @@ def _segment_bytes(value):
     return value
 
 
-def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20):
+def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=False):
     """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
     the program is dying of an uncaught exception, when mpirun is left to end the job. A peer
-    silent for timeout_s raises cerar.TransportError instead of hanging."""
+    silent for timeout_s raises cerar.TransportError instead of hanging.
+
+    All-reduce objects are cached per (count, dtype, op, design, accumulation), and building one
+    checks that every rank makes the same call; a call that reuses a cached object does not
+    check, like MPI and NCCL. check_every_call=True checks every call (one small all-gather
+    each), like torch's TORCH_DISTRIBUTED_DEBUG=DETAIL: for debugging ranks that might pass
+    different designs to the same call."""
     global _mpi_registered
     if not _cerar._with_mpi:
         raise _cerar.InvalidArgument("this cerar build has no MPI (CERAR_WITH_MPI=OFF)")
@@ -146,7 +157,8 @@ def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20):
         _mpi_registered = True
         sys.excepthook = _excepthook
         atexit.register(_finalize_mpi)
-    return Communicator(_cerar._mpi_communicator(float(timeout_s), _segment_bytes(segment_bytes)), "mpi")
+    return Communicator(_cerar._mpi_communicator(float(timeout_s), _segment_bytes(segment_bytes),
+                                                 bool(check_every_call)), "mpi")
 
 
 def mpi_world():
@@ -156,10 +168,11 @@ def mpi_world():
     return tuple(_cerar._mpi_init())
 
 
-def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20):
+def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20,
+                       check_every_call=False):
     """CERAR over torch.distributed: send/recv to the ring neighbours on a new gloo group with
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
-    torchrun or init_process_group do). Collective."""
+    torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's."""
     from .torch_transport import TorchTransport
     timeout_s = float(timeout_s)
     if not timeout_s > 0:  # NaN too
@@ -167,5 +180,5 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20):
                                      "(inf: no limit)" % timeout_s)
     impl = TorchTransport(group, timeout_s)
     native = _cerar._python_communicator(impl, impl.rank, impl.size,
-                                          _segment_bytes(segment_bytes))
+                                          _segment_bytes(segment_bytes), bool(check_every_call))
     return Communicator(native, "torch")

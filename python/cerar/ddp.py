@@ -110,12 +110,13 @@ class CerarHookState:
         self.last_error = None        # the exception of the latest failed bucket
         self.coded_elements = 0       # elements all-reduced by the coded path, all steps
         self.exact_elements = 0       # elements all-reduced exactly, all steps
+        self._options_agreed = False  # checked across ranks at the first bucket
 
     def __getstate__(self):
         # Like PowerSGDState (for checkpoints): the communicator is not serialisable and is left
         # out (set state.comm after loading); the design travels as its file text.
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("comm", "design", "last_error")}
+                 if k not in ("comm", "design", "last_error", "_options_agreed")}
         state["design_json"] = self.design._native.to_json() if self.design else None
         return state
 
@@ -128,6 +129,7 @@ class CerarHookState:
         self.design = Design(_cerar._parse_design(text, "checkpointed hook state")) if text else None
         self.comm = None
         self.last_error = None
+        self._options_agreed = False
 
     def _coded_now(self):
         return self.design is not None and self.iter >= self.warmup_steps
@@ -247,10 +249,30 @@ def _allreduce_packed(comm, design, tensors, accumulation="buffer"):
         offset += t.numel()
 
 
+_AGREED_OPTIONS = ("layout", "exact_1d", "min_coded_numel", "preserve_zeros", "scale_rows",
+                   "warmup_steps", "accumulation")
+
+
+def _check_options_agree(state):
+    """Every rank must run the hook with the same options and design: a rank with another
+    layout lays the same element count out differently, and the all-reduce's own checks (count,
+    dtype, design) pass while the gradients come out wrong. Collective, once per state."""
+    import hashlib
+    mine = [(k, getattr(state, k)) for k in _AGREED_OPTIONS]
+    mine.append(("design", state.design.fingerprint if state.design else 0))
+    digest = hashlib.blake2b(repr(mine).encode(), digest_size=8).digest()
+    state.comm.check_agreement(
+        "DDP hook options and design (this rank: %s)" % ", ".join("%s=%r" % kv for kv in mine),
+        int.from_bytes(digest, "little"))
+    state._options_agreed = True
+
+
 def allreduce_bucket(state, buffer, gradients):
     """All-reduces one bucket in place (averaged over ranks) following the state's options.
     `gradients` are the bucket's per-parameter views of `buffer`."""
     comm = state.comm
+    if not getattr(state, "_options_agreed", False):
+        _check_options_agree(state)
     if not state._coded_now():
         comm.allreduce(buffer, None, average=True)
         state.exact_elements += buffer.numel()

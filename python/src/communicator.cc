@@ -5,8 +5,24 @@
 
 namespace cerar::python {
 
-Communicator::Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes)
-    : transport_(std::move(transport)), segment_bytes_(segment_bytes) {
+namespace {
+
+// One 64-bit value for a call's key, the same in every process (splitmix64's finaliser).
+std::uint64_t Mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+}  // namespace
+
+Communicator::Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes,
+                           bool check_every_call)
+    : transport_(std::move(transport)), segment_bytes_(segment_bytes),
+      check_every_call_(check_every_call) {
   if (segment_bytes_ == 0) throw InvalidArgument("communicator: segment_bytes = 0, expected > 0");
 }
 
@@ -20,7 +36,16 @@ Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const 
   const Key key{count, int(dtype), int(average), design ? design->fingerprint() : 0,
                 int(accumulation)};
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end()) {
+    if (check_every_call_) {
+      std::uint64_t h = 0;
+      for (std::uint64_t v : {std::uint64_t(count), std::uint64_t(dtype), std::uint64_t(average),
+                              std::get<3>(key), std::uint64_t(accumulation)})
+        h = Mix(h, v);
+      transport_->CheckAgreement("all-reduce call (count, dtype, op, design, accumulation)", h);
+    }
+    return it->second;
+  }
   AllReduceOptions options;
   options.dtype = dtype;
   options.op = average ? ReduceOp::kAverage : ReduceOp::kSum;
@@ -58,6 +83,18 @@ void Communicator::AllReduce(void* buffer, std::size_t count, DType dtype, const
       entry.coded->Run(buffer);
     else
       entry.ring->Run(buffer);
+  } catch (const TransportError& e) {
+    failure_ = e.what();
+    throw;
+  }
+}
+
+void Communicator::CheckAgreement(const std::string& what, std::uint64_t value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.empty())
+    throw TransportError("communicator unusable after an earlier failure: " + failure_);
+  try {
+    transport_->CheckAgreement(what, value);
   } catch (const TransportError& e) {
     failure_ = e.what();
     throw;

@@ -39,7 +39,13 @@ struct CacheEntryInfo {
 
 class Communicator {
  public:
-  Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes);
+  // check_every_call: every AllReduce first checks that all ranks make the same call (count,
+  // dtype, op, design, accumulation), also when its object is cached. Off, only building an
+  // object checks, and ranks that reuse different cached objects for one call compute garbage
+  // (MPI and NCCL do not check either; torch's TORCH_DISTRIBUTED_DEBUG=DETAIL does). Costs one
+  // small all-gather per call.
+  Communicator(std::unique_ptr<Transport> transport, std::size_t segment_bytes,
+               bool check_every_call = false);
   ~Communicator();
 
   int rank() const { return transport_->rank(); }
@@ -52,6 +58,10 @@ class Communicator {
   // N. Collective. The caller must not hold the Python GIL.
   void AllReduce(void* buffer, std::size_t count, DType dtype, const Design* design, bool average,
                  Accumulation accumulation = Accumulation::kBuffer);
+
+  // Collective: throws TransportError on every rank unless all ranks pass the same value.
+  // `what` names the value in the message.
+  void CheckAgreement(const std::string& what, std::uint64_t value);
 
   // Evicts the cached objects not used since the previous call (see above). Local.
   void EndStep();
@@ -77,6 +87,7 @@ class Communicator {
 
   std::unique_ptr<Transport> transport_;
   std::size_t segment_bytes_;
+  bool check_every_call_;
   std::map<Key, Entry> cache_;
   std::string failure_;
   mutable std::mutex mutex_;  // one collective at a time

@@ -185,25 +185,34 @@ void BindCommunicator(py::module_& m) {
           },
           py::arg("address"), py::arg("count"), py::arg("dtype"), py::arg("design"),
           py::arg("average"), py::arg("accumulation") = "buffer")
+      .def(
+          "check_agreement",
+          [](Communicator& comm, const std::string& what, std::uint64_t value) {
+            py::gil_scoped_release release;
+            comm.CheckAgreement(what, value);
+          },
+          py::arg("what"), py::arg("value"))
       .def("end_step", &Communicator::EndStep)
       .def("cache_info", &Communicator::CacheInfo)
       .def("cache_bytes", &Communicator::CacheBytes);
 
   m.def(
       "_python_communicator",
-      [](py::object impl, int rank, int size, std::size_t segment_bytes) {
+      [](py::object impl, int rank, int size, std::size_t segment_bytes, bool check_every_call) {
         return std::make_unique<Communicator>(CreatePythonTransport(std::move(impl), rank, size),
-                                              segment_bytes);
+                                              segment_bytes, check_every_call);
       },
-      py::arg("impl"), py::arg("rank"), py::arg("size"), py::arg("segment_bytes"));
+      py::arg("impl"), py::arg("rank"), py::arg("size"), py::arg("segment_bytes"),
+      py::arg("check_every_call") = false);
 #ifdef CERAR_PYTHON_WITH_MPI
   m.attr("_with_mpi") = true;
   m.def(
       "_mpi_communicator",
-      [](double timeout_s, std::size_t segment_bytes) {
-        return std::make_unique<Communicator>(CreateWorldMpiTransport(timeout_s), segment_bytes);
+      [](double timeout_s, std::size_t segment_bytes, bool check_every_call) {
+        return std::make_unique<Communicator>(CreateWorldMpiTransport(timeout_s), segment_bytes,
+                                              check_every_call);
       },
-      py::arg("timeout_s"), py::arg("segment_bytes"));
+      py::arg("timeout_s"), py::arg("segment_bytes"), py::arg("check_every_call") = false);
   m.def("_mpi_init", [] {
     const MpiState s = MpiInit();
     return py::make_tuple(s.rank, s.size);

@@ -21,10 +21,10 @@ check() {  # check SCENARIO RANK EXPECTED
   fi
 }
 for r in 0 1 2; do
-  check disagree $r "TransportError: ranks disagree on design fingerprint"
+  check disagree $r "TransportError: ranks disagree on DDP hook options and design"
 done
 for r in 0 2; do
-  check silent $r "TransportError: rank $r: not every rank joined the check of element count within 3 s"
+  check silent $r "TransportError: rank $r: not every rank joined the check of DDP hook options and design"
 done
 [[ $status -eq 0 ]] || cat "$log"
 exit $status

@@ -2,7 +2,7 @@
 two scenarios in one job:
 
   disagree   rank 0 uses another design than its peers: every rank's hook fails in the
-             collective agreement check, before any data moves
+             collective check of the hook's options and design, before any data moves
   silent     then, on a new communicator, rank 1 builds its DDP model and does nothing: the other
              ranks' hook times out (3 s)
 

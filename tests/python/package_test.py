@@ -59,12 +59,12 @@ class ThreadTransport:
                                    % (what, values[0], r, v))
 
 
-def run_ranks(size, body, fail_rank=None, timeout=20):
+def run_ranks(size, body, fail_rank=None, timeout=20, check_every_call=False):
     """body(comm) on `size` threads; returns per-rank (result, exception)."""
     ring = ThreadRing(size, timeout)
     comms = [Communicator(_cerar._python_communicator(
-        ThreadTransport(ring, r, fail_wait=(r == fail_rank)), r, size, 1 << 12), "test")
-        for r in range(size)]
+        ThreadTransport(ring, r, fail_wait=(r == fail_rank)), r, size, 1 << 12,
+        check_every_call), "test") for r in range(size)]
     out = [None] * size
 
     def target(r):
@@ -324,6 +324,46 @@ class CommunicatorTest(unittest.TestCase):
         for r in range(3):
             self.assertIsInstance(out[r][1], cerar.TransportError)
             self.assertIn("disagree", str(out[r][1]))
+
+    def test_check_every_call_catches_ranks_reusing_different_cached_designs(self):
+        # Both designs' objects are built (and checked) while the ranks agree; then rank 0 passes
+        # the other one. Without check_every_call nothing is checked on a cached object and the
+        # sums are garbage (relative error ~0.5 in the Python audit); with it every rank raises.
+        eps = cerar.load_design(os.path.join(MATRICES, "eps_N3_c6.json"))
+        opt = cerar.load_design(os.path.join(MATRICES, "opt_N3_c6.json"))
+        self.assertNotEqual(eps.fingerprint, opt.fingerprint)
+
+        def body(comm):
+            for d in (eps, opt):
+                comm.allreduce(np.ones(64), d)
+            comm.allreduce(np.ones(64), eps if comm.rank == 0 else opt)
+
+        out, _ = run_ranks(3, body, check_every_call=True)
+        for r in range(3):
+            self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
+            self.assertIn("disagree on all-reduce call", str(out[r][1]))
+        out, _ = run_ranks(3, lambda comm: [comm.allreduce(np.ones(64), eps) for _ in range(3)],
+                           check_every_call=True)
+        for r in range(3):
+            self.assertIsNone(out[r][1], "rank %d: %r" % (r, out[r][1]))
+
+    def test_hook_options_are_checked_across_ranks(self):
+        # A rank with another layout lays out the same element count differently: the
+        # all-reduce's own checks pass and the gradients come out wrong (the Python audit).
+        import cerar.ddp
+        import torch
+
+        def body(comm):
+            state = cerar.ddp.CerarHookState(comm, c=6, warmup_steps=0,
+                                             layout="flat" if comm.rank == 0 else "tensor")
+            buffer = torch.ones(6 * 6 + 3 * 4)
+            grads = [buffer[:36].view(6, 6), buffer[36:].view(3, 4)]
+            cerar.ddp.allreduce_bucket(state, buffer, grads)
+
+        out, _ = run_ranks(3, body)
+        for r in range(3):
+            self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
+            self.assertIn("disagree on DDP hook options and design (this rank: layout=", str(out[r][1]))
 
     def test_a_failing_transport_is_an_exception_and_the_communicator_stops(self):
         def body(comm):
