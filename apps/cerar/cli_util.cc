@@ -3,13 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 
 #include "cerar/errors.h"
 #include "cerar/format/printable.h"
@@ -71,13 +68,6 @@ const CLI::Validator& NonNegativeInteger() {
             return "expected a non-negative integer, got \"" + Printable(text, 40) + "\"";
           }
         }
-        // CLI11 would clamp a larger value to 2^64 - 1 without a word.
-        const std::string max = std::to_string(std::numeric_limits<std::uint64_t>::max());
-        const std::size_t first = std::min(text.find_first_not_of('0'), text.size());
-        const std::string digits = text.substr(first);
-        if (digits.size() > max.size() || (digits.size() == max.size() && digits > max))
-          return "expected a non-negative integer <= " + max + " (64 bits), got " +
-                 Printable(text, 40);
         return "";
       },
       "UINT");

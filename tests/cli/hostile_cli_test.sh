@@ -36,8 +36,10 @@ expect_error "empty -N" "empty value" -- design -N "" -c 8 --eps 1e-3
 expect_error "negative --seed (simulate)" "non-negative integer" -- simulate "$f" --seed -1 --count 8
 expect_error "negative --seed (design)" "non-negative integer" -- \
   design -N 4 -c 8 --construction optimized --kappa-max 1e3 --seed -1
-expect_error "--seed 2^64" "expected a non-negative integer <= 18446744073709551615 (64 bits), got 18446744073709551616" -- \
+expect_error "--seed 2^64" "expected an integer <= 18446744073709551615, got 18446744073709551616" -- \
   simulate "$f" --seed 18446744073709551616 --count 8
+expect_error "--count 2^63" "expected an integer <= 9223372036854775807, got 9223372036854775808" -- \
+  simulate "$f" --count 9223372036854775808
 # Integers are decimal: CLI11 alone reads 010 as octal 8.
 [[ $("$cerar" simulate "$f" --seed 010 --count 8 | grep -o 'seed [0-9]*') == "seed 10" &&
    $("$cerar" design -N 010 -c 10 --eps 1e-3 | head -1) == *"(N = 10, c = 10)"* ]] &&
