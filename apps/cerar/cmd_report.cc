@@ -1,7 +1,9 @@
 // cerar report FILE [--json]: the figures recorded in a design file.
 #include <iostream>
 
+#include "cerar/errors.h"
 #include "cerar/format/design_file.h"
+#include "cerar/format/printable.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "report.h"
@@ -16,6 +18,10 @@ void AddReportCommand(CLI::App& app) {
   cmd->add_flag("--json", *json, "one JSON object (figures under the names of PROTOCOL.md §5)");
   cmd->callback([path, json] {
     Design design = LoadDesign(*path, DesignLoadOptions());
+    if (!design.figures())
+      throw DesignError("design file " + Printable(*path, 1024) +
+                        ": no figures recorded; report prints a file's recorded, certified "
+                        "figures (`cerar design` writes them)");
     std::cout << (*json ? ReportJson(design).dump(2) + "\n" : ReportText(design));
   });
 }

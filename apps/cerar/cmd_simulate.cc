@@ -95,8 +95,11 @@ void AddSimulateCommand(CLI::App& app) {
                 : accumulation == Accumulation::kFloat64State    ? " (f64 state, feedback)"
                                                                   : "",
                 static_cast<unsigned long long>(a->seed));
-    std::printf("error       measured %.3e   design's err_rms %.3e (recorded)   ring %.3e\n",
-                r.measured_err_rms, r.recorded_err_rms, r.ring_err);
+    char recorded[64] = "none recorded";
+    if (design.figures())
+      std::snprintf(recorded, sizeof recorded, "%.3e (recorded)", r.recorded_err_rms);
+    std::printf("error       measured %.3e   design's err_rms %s   ring %.3e\n",
+                r.measured_err_rms, recorded, r.ring_err);
     const std::string arith = ModelArithmetic(dtype, accumulation);
     if (design.figures() && design.figures()->predicted_error.count(arith))
       std::printf("            error model for %s (approximation + rounding): %.3e\n",

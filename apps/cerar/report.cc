@@ -43,7 +43,7 @@ std::string PrecisionText(const Figures& f) {
 }
 
 const Figures& RequireFigures(const Design& design) {
-  if (!design.figures()) throw DesignError("design has no recorded figures; run `cerar validate`");
+  if (!design.figures()) throw DesignError("design has no recorded figures");
   return *design.figures();
 }
 

@@ -119,6 +119,14 @@ edit_and_sign "$f" "$work/big.json" \
 expect_error "1e308 entries, f32" "overflow f32 arithmetic" -- simulate "$work/big.json" --count 1000
 expect_error "1e308 entries, f64" "overflow f64 arithmetic" -- simulate "$work/big.json" --count 1000 --dtype f64
 
+# A design without figures: report names the file and what writes figures (it once said "run
+# cerar validate", which refuses such a file); simulate says none is recorded, not "nan".
+edit_and_sign "$f" "$work/nofigures.json" 'd.pop("figures")'
+expect_error "report without figures" "design file $work/nofigures.json: no figures recorded" -- report "$work/nofigures.json"
+"$cerar" simulate "$work/nofigures.json" --count 100 >"$work/out" 2>"$work/err" &&
+  grep -q "design's err_rms none recorded" "$work/out" && ! grep -qi nan "$work/out" &&
+  ok "simulate without figures" || bad "simulate without figures: $(cat "$work/out" "$work/err")"
+
 # A signed file whose text carries terminal escapes: report's output shows them escaped, and an
 # "eps" that is not a number is left out instead of failing.
 edit_and_sign "$f" "$work/escapes.json" \
