@@ -159,9 +159,10 @@ void AddDesignCommand(CLI::App& app) {
       ->capture_default_str();
   // The optimiser's options: refused with another construction rather than silently ignored.
   std::vector<CLI::Option*> optimizer_only;
-  optimizer_only.push_back(cmd->add_option(
+  auto* kappa_max_opt = cmd->add_option(
       "--kappa-max", args->kappa_max,
-      "optimized: bound on kappa_dec and kappa_enc (>= 1; optional with --tune)"));
+      "optimized: bound on kappa_dec and kappa_enc (>= 1; optional with --tune)");
+  optimizer_only.push_back(kappa_max_opt);
   auto* objective_opt = cmd->add_option("--objective", args->objective,
                                         "optimized: rms | op (default rms; --tune: predicted)");
   optimizer_only.push_back(objective_opt);
@@ -216,7 +217,7 @@ void AddDesignCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "design file to write (atomically)");
   cmd->add_flag("--force", args->force, "replace an existing output file");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->callback([args, eps_opt, tune_opt, objective_opt, optimizer_only] {
+  cmd->callback([args, eps_opt, tune_opt, objective_opt, kappa_max_opt, optimizer_only] {
     const bool optimized = args->construction == "optimized";
     for (const CLI::Option* option : optimizer_only)
       if (!optimized && option->count() > 0)
@@ -226,6 +227,9 @@ void AddDesignCommand(CLI::App& app) {
       // Flag combinations here; every rule on the values is the library's (Validate).
       if (eps_opt->count() > 0)
         throw CliError("design: --construction optimized takes --kappa-max or --tune, not --eps");
+      if (kappa_max_opt->count() > 0 && !std::isfinite(args->kappa_max))
+        throw InvalidArgument("design: --kappa-max " + Number(args->kappa_max) +
+                              ", expected a finite bound >= 1 (leave it out with --tune)");
       if (tune_opt->count() == 0 && std::isinf(args->kappa_max) && args->objective != "predicted")
         throw CliError("design: --construction optimized needs --kappa-max VALUE or --tune "
                        "float32|float64|bfloat16|float32+acc64|float32+acc64+feedback|"

@@ -72,7 +72,7 @@ void AddParetoCommand(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "optimiser seed")
       ->check(NonNegativeInteger())
       ->capture_default_str();
-  cmd->add_option("--precision", a->precision, "analysis precision: mp50 | float64")
+  cmd->add_option("--precision", a->precision, "analysis precision: mp50 (or mp) | float64")
       ->capture_default_str();
   cmd->add_flag("--no-optimize", a->no_optimize, "eps front only");
   cmd->add_option("--continuation-from", a->continuation_from,

@@ -38,7 +38,7 @@ void AddSweepCommand(CLI::App& app) {
   cmd->add_option("-c,--components", a->c, "components c >= 1")->required();
   cmd->add_option("--construction", a->construction, "eps | vandermonde")->capture_default_str();
   cmd->add_option("--eps-from", a->eps_from, "smallest eps (> 0)")->capture_default_str();
-  cmd->add_option("--eps-to", a->eps_to, "largest eps (> eps-from)")->capture_default_str();
+  cmd->add_option("--eps-to", a->eps_to, "largest eps (>= eps-from)")->capture_default_str();
   cmd->add_option("--points", a->points, "grid points (>= 1)")->capture_default_str();
   cmd->add_option("--precision", a->precision, "float64 | mp | auto")->capture_default_str();
   cmd->add_option("--max-digits", a->max_digits, "top of the precision ladder (>= 50)")

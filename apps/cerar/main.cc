@@ -118,6 +118,14 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // "A subcommand is required" for `cerar desing ...`: name the word that is not a command.
+    if (app.get_subcommands().empty() && !app.remaining().empty()) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({}))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      return Fail("unknown command '" + app.remaining().front() + "'; expected one of " + names +
+                  " (see cerar --help)");
+    }
     return Fail(std::string(e.what()) + " (see cerar --help)");
   }
   return 0;

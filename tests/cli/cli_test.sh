@@ -131,6 +131,8 @@ expect_error "tune and objective" "--objective" -- design --construction optimiz
 expect_error "optimiser option with eps" "--kappa-max is an option of --construction optimized, not of eps" -- design -N 4 -c 8 --eps 1e-3 --kappa-max 10
 expect_error "optimiser option with --tune" "--time-limit is an option of --construction optimized" -- design -N 4 -c 8 --tune float32 --time-limit 5
 expect_error "optimiser flag with vandermonde" "--per-rank is an option of --construction optimized, not of vandermonde" -- design -N 4 -c 8 --construction vandermonde --eps 1e-2 --per-rank
+expect_error "optimized with --kappa-max inf" "--kappa-max inf, expected a finite bound >= 1" -- design --construction optimized -N 3 -c 3 --kappa-max inf
+expect_error "unknown command" "unknown command 'desing'; expected one of design, validate" -- desing -N 4 -c 8
 expect_error "pareto N < 2" "N = 1" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
 expect_error "pareto without any design" "no design meets" -- pareto -N 4 -c 4 --no-optimize --points 2 --kappa 1.1:1.2
 # Columns a run does not compute are "-" in the table and empty in the CSV, never "nan".
