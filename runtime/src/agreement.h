@@ -32,12 +32,25 @@ inline void CheckBackend(const ComputeBackend& backend, const Transport& transpo
                           "spaces");
 }
 
-// Collective: ranks must agree on count, dtype, op, segment size and send slots (message sizes
-// depend on all of them), or every rank throws.
-inline void CheckRunAgreement(Transport& t, std::size_t count, const AllReduceOptions& o) {
+// The algorithms, as the first agreement check numbers them: ranks building different ones must
+// fail on this check, named, not on whichever check each sequence reaches first.
+enum class Algorithm : std::uint64_t { kExactRing = 0, kCoded = 1 };
+
+// Collective: ranks must agree on the algorithm, count, dtype, op, segment size and send slots
+// (message sizes depend on all of them), or every rank throws. Enum values are named in `what`,
+// since the message shows the numbers.
+static_assert(int(DType::kFloat32) == 0 && int(DType::kFloat64) == 1 && int(DType::kBFloat16) == 2 &&
+              int(DType::kFloat16) == 3 && int(ReduceOp::kSum) == 0 &&
+              int(ReduceOp::kAverage) == 1,
+              "CheckRunAgreement's messages name these values");
+inline void CheckRunAgreement(Transport& t, Algorithm algorithm, std::size_t count,
+                              const AllReduceOptions& o) {
+  t.CheckAgreement("all-reduce algorithm (0 = exact ring, 1 = coded)",
+                   static_cast<std::uint64_t>(algorithm));
   t.CheckAgreement("element count", count);
-  t.CheckAgreement("dtype", static_cast<std::uint64_t>(o.dtype));
-  t.CheckAgreement("reduce op", static_cast<std::uint64_t>(o.op));
+  t.CheckAgreement("dtype (0 = f32, 1 = f64, 2 = bf16, 3 = f16)",
+                   static_cast<std::uint64_t>(o.dtype));
+  t.CheckAgreement("reduce op (0 = sum, 1 = average)", static_cast<std::uint64_t>(o.op));
   t.CheckAgreement("segment bytes", o.segment_bytes);
   t.CheckAgreement("send slots", static_cast<std::uint64_t>(o.send_slots));
 }

@@ -96,8 +96,8 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
     throw InvalidArgument("coded all-reduce: send_slots = " + std::to_string(options.send_slots) +
                           ", expected >= 1");
   // Collective checks first, so that every rank reaches them and every rank gets the error.
+  detail::CheckRunAgreement(transport, detail::Algorithm::kCoded, count, options);
   transport.CheckAgreement("design fingerprint", design.fingerprint());
-  detail::CheckRunAgreement(transport, count, options);
   if (design.N() != transport.size())
     throw InvalidArgument("coded all-reduce: the design is for N = " + std::to_string(design.N()) +
                           " ranks but the transport has " + std::to_string(transport.size()) +

@@ -45,7 +45,7 @@ void RingAllReduce::Init() {
   if (options_.send_slots < 1)
     throw InvalidArgument("ring all-reduce: send_slots = " + std::to_string(options_.send_slots) +
                           ", expected >= 1");
-  detail::CheckRunAgreement(transport_, count_, options_);
+  detail::CheckRunAgreement(transport_, detail::Algorithm::kExactRing, count_, options_);
   const std::size_t N = transport_.size();
   // The buffer (count elements) and the bytes sent (about 2·count elements) must be sizes.
   detail::CheckedMul(count_, 2 * SizeOf(options_.dtype),

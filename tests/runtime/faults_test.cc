@@ -45,6 +45,25 @@ TEST(Faults, DifferentCountsFailOnEveryRank) {
   }
 }
 
+// Coded on one rank and the exact ring on the others: the first check names the algorithm (it
+// once compared rank 0's design fingerprint with the others' element count).
+TEST(Faults, DifferentAlgorithmsFailOnEveryRankNamingThem) {
+  const Design d = test::RandomDesign(3, 4, 1);
+  auto errors = RunInProcess(3, [&](Transport& tr) {
+    auto be = CreateCpuBackend();
+    if (tr.rank() == 0)
+      CodedAllReduce ar(d, tr, *be, 100, {});
+    else
+      RingAllReduce ar(tr, *be, 100, {});
+  });
+  for (auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(Contains(e, "ranks disagree on all-reduce algorithm (0 = exact ring, 1 = coded): "
+                            "rank 0 has 1, rank 1 has 0"))
+        << ExceptionMessage(e);
+  }
+}
+
 TEST(Faults, DifferentDesignsFailOnEveryRank) {
   const Design a = test::RandomDesign(3, 4, 1), b = test::RandomDesign(3, 4, 2);
   auto errors = RunInProcess(3, [&](Transport& tr) {
