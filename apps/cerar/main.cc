@@ -6,12 +6,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <limits>
 #include <new>
 #include <system_error>
+
+#include <gmp.h>
 
 #include "cerar/design/optimizer.h"
 #include "cerar/errors.h"
@@ -133,7 +136,23 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
+// GMP, and MPFR through it, print "GNU MP: Cannot allocate memory" and abort when an allocation
+// fails. The CLI's allocation functions throw std::bad_alloc instead: it unwinds through their
+// frames (x86-64 code carries unwind tables) to main's one line. Their temporaries leak, which
+// does not matter to a process that is about to exit. Set here, not in the libraries: GMP's
+// functions are global to the process.
+void* GmpAllocate(std::size_t bytes) {
+  if (void* p = std::malloc(bytes)) return p;
+  throw std::bad_alloc();
+}
+void* GmpReallocate(void* old, std::size_t, std::size_t bytes) {
+  if (void* p = std::realloc(old, bytes)) return p;
+  throw std::bad_alloc();
+}
+void GmpFree(void* p, std::size_t) { std::free(p); }
+
 int main(int argc, char** argv) {
+  mp_set_memory_functions(GmpAllocate, GmpReallocate, GmpFree);
   int status;
   try {
     status = Run(argc, argv);

@@ -63,6 +63,19 @@ if [[ -z $sanitized ]]; then
   "$cerar" design -N 200 -c 1 --eps 0 --precision float64 -o "$work/n200.json" >/dev/null
   (ulimit -v 1000000; "$cerar" simulate "$work/n200.json" --count 1000 >"$work/out" 2>"$work/err")
   check_error "N = 200 threads under 1 GB" "in-process transport: cannot start the thread of rank" $?
+  # GMP (the high-precision analysis) out of memory once printed "GNU MP: Cannot allocate memory"
+  # and aborted (exit 134). Under each limit: the design, or the one line. The limits where it
+  # runs out depend on the machine, so at least one must run out.
+  ran_out=0
+  for kib in 30000 40000 50000; do
+    (ulimit -v $kib; "$cerar" design -N 8 -c 24 --eps 1e-3 --precision mp50 >"$work/out" 2>"$work/err")
+    rc=$?
+    if [[ $rc -ne 0 ]]; then
+      check_error "mp50 analysis under $kib KiB" "out of memory" $rc
+      ran_out=1
+    fi
+  done
+  [[ $ran_out -eq 1 ]] && ok "some limit ran out of memory" || bad "no limit from 30000 KiB ran out"
 fi
 
 # --- Output files (defects 8, 11): never replaced unless regular, and only with --force.
