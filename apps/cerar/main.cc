@@ -36,23 +36,23 @@ void CheckEveryValue(CLI::App& app) {
   // range is refused (narrower types get CLI11's own "Could not convert").
   auto decimal = [](std::uint64_t limit) {
     return CLI::Validator(
-      [limit](std::string& text) {
-        const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
-        std::size_t zeros = sign;
-        while (zeros + 1 < text.size() && text[zeros] == '0' &&
-               std::isdigit(static_cast<unsigned char>(text[zeros + 1])))
-          ++zeros;
-        text.erase(sign, zeros - sign);
-        const std::string digits = text.substr(sign);
-        const std::string max = std::to_string(limit);
-        if (!digits.empty() &&
-            std::all_of(digits.begin(), digits.end(),
-                        [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) &&
-            (digits.size() > max.size() || (digits.size() == max.size() && digits > max)))
-          return "expected an integer <= " + max + ", got " + text;
-        return std::string();
-      },
-      "");
+        [limit](std::string& text) {
+          const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
+          std::size_t zeros = sign;
+          while (zeros + 1 < text.size() && text[zeros] == '0' &&
+                 std::isdigit(static_cast<unsigned char>(text[zeros + 1])))
+            ++zeros;
+          text.erase(sign, zeros - sign);
+          const std::string digits = text.substr(sign);
+          const std::string max = std::to_string(limit);
+          if (!digits.empty() &&
+              std::all_of(digits.begin(), digits.end(),
+                          [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) &&
+              (digits.size() > max.size() || (digits.size() == max.size() && digits > max)))
+            return "expected an integer <= " + max + ", got " + text;
+          return std::string();
+        },
+        "");
   };
   static const CLI::Validator decimal_int64 = decimal(std::numeric_limits<std::int64_t>::max());
   static const CLI::Validator decimal_uint64 = decimal(std::numeric_limits<std::uint64_t>::max());
@@ -134,8 +134,6 @@ int Run(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace
-
 // GMP, and MPFR through it, print "GNU MP: Cannot allocate memory" and abort when an allocation
 // fails. The CLI's allocation functions throw std::bad_alloc instead: it unwinds through their
 // frames (x86-64 code carries unwind tables) to main's one line. Their temporaries leak, which
@@ -150,6 +148,8 @@ void* GmpReallocate(void* old, std::size_t, std::size_t bytes) {
   throw std::bad_alloc();
 }
 void GmpFree(void* p, std::size_t) { std::free(p); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   mp_set_memory_functions(GmpAllocate, GmpReallocate, GmpFree);

@@ -31,6 +31,8 @@ coordinate, packed as base-(N+1) digits into float64 words (floor(53 / log2(N + 
 per word, 22 at N = 4; digit sums never carry because they are at most N); decoded coordinates
 with count 0 are set to 0. Every rank derives the same mask, so they agree exactly there.
 """
+import hashlib
+
 import torch
 
 from . import _cerar
@@ -257,7 +259,6 @@ def _check_options_agree(state):
     """Every rank must run the hook with the same options and design: a rank with another
     layout lays the same element count out differently, and the all-reduce's own checks (count,
     dtype, design) pass while the gradients come out wrong. Collective, once per state."""
-    import hashlib
     mine = [(k, getattr(state, k)) for k in _AGREED_OPTIONS]
     mine.append(("design", state.design.fingerprint if state.design else 0))
     digest = hashlib.blake2b(repr(mine).encode(), digest_size=8).digest()

@@ -39,9 +39,9 @@ enum class Algorithm : std::uint64_t { kExactRing = 0, kCoded = 1 };
 // Collective: ranks must agree on the algorithm, count, dtype, op, segment size and send slots
 // (message sizes depend on all of them), or every rank throws. Enum values are named in `what`,
 // since the message shows the numbers.
-static_assert(int(DType::kFloat32) == 0 && int(DType::kFloat64) == 1 && int(DType::kBFloat16) == 2 &&
-              int(DType::kFloat16) == 3 && int(ReduceOp::kSum) == 0 &&
-              int(ReduceOp::kAverage) == 1,
+static_assert(int(DType::kFloat32) == 0 && int(DType::kFloat64) == 1 &&
+                  int(DType::kBFloat16) == 2 && int(DType::kFloat16) == 3 &&
+                  int(ReduceOp::kSum) == 0 && int(ReduceOp::kAverage) == 1,
               "CheckRunAgreement's messages name these values");
 inline void CheckRunAgreement(Transport& t, Algorithm algorithm, std::size_t count,
                               const AllReduceOptions& o) {

@@ -11,7 +11,8 @@ using Clock = std::chrono::steady_clock;
 inline Clock::time_point DeadlineAfter(Clock::time_point from, double timeout_s) {
   const double left = std::chrono::duration<double>(Clock::time_point::max() - from).count();
   if (!(timeout_s < 0.5 * left)) return Clock::time_point::max();  // margin for the rounding
-  return from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  return from +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
 }
 
 }  // namespace cerar::detail

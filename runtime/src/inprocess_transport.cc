@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "cerar/errors.h"
-#include "deadline.h"
 #include "cerar/runtime/inprocess.h"
+#include "deadline.h"
 
 namespace cerar {
 

@@ -152,7 +152,9 @@ class MpiTransport final : public Transport {
   };
   int next() const { return (rank_ + 1) % size_; }
   int prev() const { return (rank_ + size_ - 1) % size_; }
-  Clock::time_point Deadline() const { return detail::DeadlineAfter(Clock::now(), options_.timeout_s); }
+  Clock::time_point Deadline() const {
+    return detail::DeadlineAfter(Clock::now(), options_.timeout_s);
+  }
   std::string Seconds() const {
     std::ostringstream s;
     s << options_.timeout_s << " s";
