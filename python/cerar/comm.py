@@ -10,7 +10,7 @@ import atexit
 import sys
 
 from . import _cerar
-from ._args import whole
+from ._args import UINT64, whole
 from .designs import Design
 
 _DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32",
@@ -92,6 +92,7 @@ class Communicator:
     def check_agreement(self, what, value):
         """Collective: raises cerar.TransportError on every rank unless all pass the same
         `value` (an int, 0 <= value < 2**64); `what` names it in the message."""
+        value = whole("check_agreement value", value, _cerar.InvalidArgument, UINT64)
         self._native.check_agreement(str(what), value)
 
     def end_step(self):
@@ -132,7 +133,7 @@ _mpi_registered = False
 
 
 def _segment_bytes(value):
-    value = whole("segment_bytes", value, _cerar.InvalidArgument)
+    value = whole("segment_bytes", value, _cerar.InvalidArgument, UINT64)
     if value < 1:
         raise _cerar.InvalidArgument("segment_bytes = %d, expected >= 1" % value)
     return value

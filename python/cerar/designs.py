@@ -5,7 +5,7 @@ import os
 import re
 
 from . import _cerar
-from ._args import whole
+from ._args import C_INT, whole
 
 _DTYPES = {"float32": "float32", "f32": "float32", "float64": "float64", "f64": "float64"}
 # The error model's arithmetics (docs/error-model.md) beyond the dtypes: float32 packets with
@@ -207,7 +207,8 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
         raise _cerar.InvalidArgument(
             "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
             "(pick_design or load_design work without it)")
-    native = _cerar._make_design(construction, whole("N", N, _cerar.InvalidArgument),
-                                 whole("c", c, _cerar.InvalidArgument),
+    native = _cerar._make_design(construction,
+                                 whole("N", N, _cerar.InvalidArgument, C_INT),
+                                 whole("c", c, _cerar.InvalidArgument, C_INT),
                                  None if eps is None else float(eps), _arithmetic(dtype), precision)
     return Design(native)

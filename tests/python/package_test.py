@@ -140,6 +140,17 @@ class DesignTest(unittest.TestCase):
         if _cerar._with_toolkit:
             with self.assertRaisesRegex(cerar.InvalidArgument, r"N = 4\.0, expected an integer"):
                 cerar.make_design(4.0, 8)
+            # Beyond a C int, pybind11 would raise its generic "incompatible function arguments".
+            with self.assertRaisesRegex(cerar.InvalidArgument,
+                                        r"c = 2147483648, out of range: a C int holds"):
+                cerar.make_design(4, 2**31)
+            with self.assertRaisesRegex(cerar.InvalidArgument, r"N = -2147483649, out of range"):
+                cerar.make_design(-2**31 - 1, 8)
+        from cerar import comm
+        with self.assertRaisesRegex(cerar.InvalidArgument,
+                                    r"segment_bytes = 18446744073709551616, out of range: a uint64"):
+            comm._segment_bytes(2**64)
+        self.assertEqual(comm._segment_bytes(2**64 - 1), 2**64 - 1)
 
     def test_catalogue_files_must_hold_what_their_names_say(self):
         import shutil
