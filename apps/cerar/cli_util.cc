@@ -59,6 +59,23 @@ std::string Number(double value) {
   return buf;
 }
 
+std::string InFlagTerms(std::string message,
+                        std::initializer_list<std::pair<const char*, const char*>> words) {
+  for (const auto& [from, to] : words) {
+    const std::string key = from;
+    for (std::size_t at = message.find(key); at != std::string::npos;
+         at = message.find(key, at + 1)) {
+      const bool word_start =
+          at == 0 || !(std::isalnum(static_cast<unsigned char>(message[at - 1])) ||
+                       message[at - 1] == '_' || message[at - 1] == '-');
+      if (!word_start) continue;
+      message.replace(at, key.size(), to);
+      at += std::string(to).size() - 1;
+    }
+  }
+  return message;
+}
+
 const CLI::Validator& NonNegativeInteger() {
   static const CLI::Validator validator(
       [](std::string& text) -> std::string {

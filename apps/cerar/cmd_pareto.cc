@@ -105,7 +105,17 @@ void AddParetoCommand(CLI::App& app) {
     po.seed = a->seed;
     po.precision = design::ParsePrecision(a->precision);
     // Every rule on the values is the library's.
-    if (const std::string why = po.Validate(); !why.empty()) throw InvalidArgument(why);
+    if (const std::string why = po.Validate(); !why.empty()) {
+      throw InvalidArgument(InFlagTerms(why, {{"N = ", "-N "},
+                                              {"c = ", "-c "},
+                                              {"kappa range ", "--kappa "},
+                                              {"points = ", "--points "},
+                                              {"time_limit_s = ", "--time-limit "},
+                                              {"max_evaluations = ", "--max-evaluations "},
+                                              {"continuation_from = ", "--continuation-from "},
+                                              {"max_digits = ", "--max-digits "},
+                                              {"kContinuationAuto (-1)", "-1 (auto)"}}));
+    }
     RequireWritable(a->output, a->force);
     po.progress = [](const design::OptimizeProgress& p) {
       std::fprintf(stderr,

@@ -120,11 +120,11 @@ expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to
 expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
 expect_error "negative count" "count" -- simulate "$f" --count -5
 expect_error "bad accumulation" "accumulate" -- simulate "$f" --accumulate f32
-expect_error "negative continuation" "continuation_from = -5" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
-expect_error "negative L-BFGS memory" "lbfgs_memory = -3" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
-expect_error "continuation not finite" "continuation_from = nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
+expect_error "negative continuation" "optimizer options: --continuation-from -5, expected" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
+expect_error "negative L-BFGS memory" "--lbfgs-memory -3, expected >= 0 (0: NLopt.s heuristic) or -1 (auto)" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
+expect_error "continuation not finite" "pareto options: --continuation-from nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan
 expect_error "optimized without a bound or a target" "--kappa-max VALUE or --tune" -- design --construction optimized -N 4 -c 8
-expect_error "optimized with a bound below 1" "kappa_max = 0.5" -- design --construction optimized -N 4 -c 8 --kappa-max 0.5
+expect_error "optimized with a bound below 1" "--kappa-max 0.5, expected a finite value >= 1" -- design --construction optimized -N 4 -c 8 --kappa-max 0.5
 expect_error "tune and objective" "--objective" -- design --construction optimized -N 4 -c 8 --tune float32 --objective op
 # The optimiser's options with another construction: refused, not ignored (the design once came
 # out with kappa_dec 1.4e3 against --kappa-max 10).
@@ -133,7 +133,11 @@ expect_error "optimiser option with --tune" "--time-limit is an option of --cons
 expect_error "optimiser flag with vandermonde" "--per-rank is an option of --construction optimized, not of vandermonde" -- design -N 4 -c 8 --construction vandermonde --eps 1e-2 --per-rank
 expect_error "optimized with --kappa-max inf" "--kappa-max inf, expected a finite bound >= 1" -- design --construction optimized -N 3 -c 3 --kappa-max inf
 expect_error "unknown command" "unknown command 'desing'; expected one of design, validate" -- desing -N 4 -c 8
-expect_error "pareto N < 2" "N = 1" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
+expect_error "pareto N < 2" "pareto options: -N 1, expected N >= 2" -- pareto -N 1 -c 4 --no-optimize --points 2 --kappa 1e2:1e3
+# The library's Validate() names its fields; the CLI says them as the flags the user typed.
+expect_error "optimiser time limit" "optimizer options: --time-limit -1, expected a finite value > 0" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --time-limit -1
+expect_error "pareto points" "pareto options: --points 3000, expected 1 .. 1000" -- pareto -N 4 -c 8 --kappa 1e2:1e3 --points 3000
+expect_error "pareto kappa range" "pareto options: --kappa 1000:100, expected" -- pareto -N 4 -c 8 --kappa 1e3:1e2 --points 3
 expect_error "pareto without any design" "no design meets" -- pareto -N 4 -c 4 --no-optimize --points 2 --kappa 1.1:1.2
 # Columns a run does not compute are "-" in the table and empty in the CSV, never "nan".
 if table=$("$cerar" pareto -N 4 -c 8 --no-optimize --points 2 --kappa 1e2:1e3) &&
@@ -175,7 +179,7 @@ assert not d["figures"].get("certified_digits"), d["figures"].get("certified_dig
 assert d["provenance"]["parameters"]["analysis"]["max_digits"] == 50
 PY
 then ok "design --construction optimized --max-digits 50: one rung, recorded"; else bad "optimized --max-digits 50"; fi
-expect_error "optimized with too few digits" "max_digits = 20" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --max-digits 20
+expect_error "optimized with too few digits" "--max-digits 20, expected 50" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --max-digits 20
 
 # A corrupted file is rejected by validate and report, naming the file.
 sed 's/"N": 4/"N": 5/' "$f" >"$work/edited.json"
