@@ -50,17 +50,24 @@ const Figures& RequireFigures(const Design& design) {
 }  // namespace
 
 nlohmann::json FiguresJson(const Figures& f) {
+  const auto each = [](const std::vector<double>& values) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const double v : values) a.push_back(FigureJson(v));
+    return a;
+  };
   nlohmann::json j;
-  j["err_op"] = f.err_op;
-  j["err_rms"] = f.err_rms;
-  j["kappa_dec"] = f.kappa_dec;
-  j["kappa_enc"] = f.kappa_enc;
+  j["err_op"] = FigureJson(f.err_op);
+  j["err_rms"] = FigureJson(f.err_rms);
+  j["kappa_dec"] = FigureJson(f.kappa_dec);
+  j["kappa_enc"] = FigureJson(f.kappa_enc);
   j["precision"] = f.precision;
-  j["per_rank"] = {{"err_op", f.err_op_per_rank},
-                   {"err_rms", f.err_rms_per_rank},
-                   {"kappa_dec", f.kappa_dec_per_rank},
-                   {"kappa_enc", f.kappa_enc_per_rank}};
-  j["predicted_error"] = f.predicted_error;
+  j["per_rank"] = {{"err_op", each(f.err_op_per_rank)},
+                   {"err_rms", each(f.err_rms_per_rank)},
+                   {"kappa_dec", each(f.kappa_dec_per_rank)},
+                   {"kappa_enc", each(f.kappa_enc_per_rank)}};
+  j["predicted_error"] = nlohmann::json::object();
+  for (const auto& [arithmetic, value] : f.predicted_error)
+    j["predicted_error"][arithmetic] = FigureJson(value);
   j["certified_digits"] = f.certified_digits;  // {} when not certified
   return j;
 }

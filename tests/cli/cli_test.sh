@@ -100,6 +100,26 @@ doc["integrity"] = rd.integrity_value(doc)
 json.dump(doc, open(sys.argv[2], "w"))
 PY
 expect_error "re-signed falsified predicted_error" "predicted_error\[float32\]" -- validate "$work/falsified.json"
+# A figure of +inf (a singular matrix's kappa) is "inf" in report --json, as in the file: JSON has
+# no infinity, and nlohmann would write null.
+python3 - "$v" "$work/infinite.json" "$reader" <<'PY'
+import json, sys, importlib.util
+spec = importlib.util.spec_from_file_location("read_design", sys.argv[3])
+rd = importlib.util.module_from_spec(spec); spec.loader.exec_module(rd)
+doc = json.load(open(sys.argv[1]))
+doc["figures"]["kappa_dec"] = "inf"
+doc["figures"]["kappa_dec_per_rank"][1] = "inf"
+doc["integrity"] = rd.integrity_value(doc)
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+if "$cerar" report "$work/infinite.json" --json >"$work/out" 2>&1 &&
+   python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+assert j["kappa_dec"] == "inf" and j["per_rank"]["kappa_dec"][1] == "inf", j["kappa_dec"]
+assert isinstance(j["per_rank"]["kappa_dec"][0], float)' "$work/out"; then
+  ok "report --json writes an infinite figure as \"inf\""
+else
+  bad "report --json of an infinite figure: $(head -c 300 "$work/out")"
+fi
 expect_error "float64 refused: singular in float64" "rank j = 0.*singular in float64.*--precision auto or mp" -- design -N 4 -c 11 --construction vandermonde --eps 1e-2 --precision float64
 expect_error "float64 refused: figures untrusted" "float64 cannot be trusted here: kappa_dec of rank 1 is 2.99e+14" -- design -N 4 -c 16 --eps 1e-5 --precision float64
 expect_error "too ill-conditioned, not singular" "too ill-conditioned for 100 digits (kappa_dec ≈ 8.4e+59).*--max-digits 200" -- design -N 4 -c 24 --construction vandermonde --eps 1e-2 --max-digits 100

@@ -264,11 +264,6 @@ class Reader {
   mutable std::int64_t version_ = kDesignFormatVersion;
 };
 
-json FigureJson(double v) {
-  if (std::isinf(v) && v > 0) return "inf";
-  return v;
-}
-
 json PerRankJson(const std::vector<double>& values) {
   json a = json::array();
   for (double v : values) a.push_back(FigureJson(v));
@@ -409,6 +404,11 @@ class FileBytes {
 };
 
 }  // namespace
+
+json FigureJson(double value) {
+  if (std::isinf(value) && value > 0) return "inf";
+  return value;
+}
 
 Design ParseDesign(const std::string& text, const std::string& source) {
   Reader reader(source);

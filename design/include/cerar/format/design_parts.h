@@ -21,6 +21,11 @@ struct Provenance {
   nlohmann::json parameters = nlohmann::json::object();
 };
 
+// A figure as design files (and `cerar report --json`) write it: the number, or the string
+// "inf" for +inf (a singular matrix's condition number), since JSON has no infinity and
+// nlohmann would write null.
+nlohmann::json FigureJson(double value);
+
 // Everything a Design holds, as a plain mutable aggregate for building one.
 struct DesignParts {
   int N = 0;
