@@ -16,6 +16,24 @@ inline std::size_t MaxSegmentColumns(const AllReduceOptions& o, std::size_t elem
   return o.segment_bytes / elem;
 }
 
+// Enum values only a cast can make (static_cast<ReduceOp>(7) used to run as a sum): refused by
+// name, locally, before any collective.
+inline void CheckEnumValues(const AllReduceOptions& o, const char* who) {
+  if (o.op != ReduceOp::kSum && o.op != ReduceOp::kAverage)
+    throw InvalidArgument(std::string(who) + ": op = " + std::to_string(static_cast<int>(o.op)) +
+                          ", expected ReduceOp::kSum (0) or ReduceOp::kAverage (1)");
+  switch (o.accumulation) {
+    case Accumulation::kBuffer:
+    case Accumulation::kFloat64:
+    case Accumulation::kFloat64Feedback:
+    case Accumulation::kFloat64State:
+      return;
+  }
+  throw InvalidArgument(std::string(who) + ": accumulation = " +
+                        std::to_string(static_cast<int>(o.accumulation)) +
+                        ", expected buffer, f64, f64+feedback or f64-state (0 ... 3)");
+}
+
 // The back end must compute in `dtype` (with `accumulation`) and share the transport's memory
 // space; local checks, before any collective.
 inline void CheckBackend(const ComputeBackend& backend, const Transport& transport, DType dtype,

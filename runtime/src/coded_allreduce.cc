@@ -50,6 +50,9 @@
 // i is not yet among them: the slot-reuse wait and the y(t-1)[s] wait never wait twice. With
 // S <= send_slots segments, K = S and the slot-reuse wait is the y(t-1)[s] wait itself.
 #include <algorithm>
+#include <atomic>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "agreement.h"
@@ -87,6 +90,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
                                std::size_t count, AllReduceOptions options)
     : design_(design), transport_(transport), backend_(backend), count_(count), m_(0),
       options_(options) {
+  detail::CheckEnumValues(options, "coded all-reduce");
   detail::CheckBackend(backend, transport, options.dtype, "coded all-reduce",
                        options.accumulation);
   const std::size_t es = SizeOf(options.dtype);
@@ -107,8 +111,21 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   const std::size_t cols = SegmentColumns(m_, es, options.segment_bytes, options.send_slots);
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
   backend.SetAccumulation(options.accumulation);
+  static std::atomic<std::uint64_t> engines{0};
+  id_ = ++engines;
+  backend.set_holder(id_);
   plan_ = std::make_unique<Plan>();
-  plan_->segments = PlanSegments(count, c, cols);
+  try {
+    plan_->segments = PlanSegments(count, c, cols);
+  } catch (const std::bad_alloc&) {  // also std::length_error, below
+    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
+                          std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) +
+                          " columns, more than this process can allocate");
+  } catch (const std::length_error&) {
+    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
+                          std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) +
+                          " columns, more than a vector can hold");
+  }
   plan_->feedback = backend.FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), c);
   plan_->layout = MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots,
                                       plan_->feedback, backend.StateElementBytes(options.dtype));
@@ -116,7 +133,13 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
                                               std::size_t(plan_->layout.send_slots)));
   plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
   workspace_bytes_ = plan_->layout.bytes();
-  if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
+  try {
+    if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
+  } catch (const std::bad_alloc&) {
+    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
+                          std::to_string(workspace_bytes_) +
+                          " bytes of workspace, more than the back end can allocate");
+  }
 }
 
 CodedAllReduce::~CodedAllReduce() {
@@ -133,6 +156,10 @@ void CodedAllReduce::Run(void* buffer) {
   const detail::Stopwatch whole_run(times_.wall_s);
   if (!buffer) throw InvalidArgument("coded all-reduce: null buffer for count " +
                                      std::to_string(count_));
+  if (backend_.holder() != id_)
+    throw InvalidArgument("coded all-reduce: the back end holds another coded all-reduce's design "
+                          "(constructed later on the same back end); give each its own back end");
+  backend_.SetAccumulation(options_.accumulation);  // a ring on the same back end resets it
   const int N = design_.N(), c = design_.c(), L = design_.L();
   const DType dt = options_.dtype;
   const std::size_t es = SizeOf(dt);

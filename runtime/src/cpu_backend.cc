@@ -169,10 +169,11 @@ class CpuBackend final : public ComputeBackend {
   }
 
   static void CheckRows(const char* call, RowRange rows, Eigen::Index n) {
-    if (rows.first < 0 || rows.count < 0 || rows.first + rows.count > n)
+    // In Eigen::Index (64 bits): first + count overflows an int for first near INT_MAX.
+    const Eigen::Index first = rows.first, end = first + rows.count;
+    if (rows.first < 0 || rows.count < 0 || end > n)
       throw InvalidArgument(std::string("cpu backend ") + call + ": rows [" +
-                            std::to_string(rows.first) + ", " +
-                            std::to_string(rows.first + rows.count) + ") outside [0, " +
+                            std::to_string(first) + ", " + std::to_string(end) + ") outside [0, " +
                             std::to_string(n) + ")");
   }
 

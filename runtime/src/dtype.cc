@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cerar/errors.h"
+#include "cerar/format/printable.h"
 #include "cerar/runtime/backend.h"
 #include "cerar/runtime/transport.h"
 
@@ -30,7 +31,7 @@ std::string ToString(DType dtype) {
 DType ParseDType(const std::string& name) {
   for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16})
     if (ToString(t) == name) return t;
-  throw InvalidArgument("dtype '" + name + "': expected f32, f64, bf16 or f16");
+  throw InvalidArgument("dtype '" + Printable(name, 40) + "': expected f32, f64, bf16 or f16");
 }
 
 std::string ToString(Accumulation accumulation) {
@@ -49,7 +50,7 @@ Accumulation ParseAccumulation(const std::string& name) {
        {Accumulation::kBuffer, Accumulation::kFloat64, Accumulation::kFloat64Feedback,
         Accumulation::kFloat64State})
     if (ToString(a) == name) return a;
-  throw InvalidArgument("accumulation '" + name +
+  throw InvalidArgument("accumulation '" + Printable(name, 40) +
                         "': expected buffer, f64, f64+feedback or f64-state");
 }
 

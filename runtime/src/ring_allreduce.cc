@@ -11,6 +11,7 @@
 // receive chunk r-s in place. Every segment of a step is in flight at once: the window is a
 // whole chunk.
 #include <algorithm>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ RingAllReduce::RingAllReduce(Transport& transport, std::unique_ptr<ComputeBacken
 }
 
 void RingAllReduce::Init() {
+  detail::CheckEnumValues(options_, "ring all-reduce");
   detail::CheckBackend(backend_, transport_, options_.dtype, "ring all-reduce");
   detail::MaxSegmentColumns(options_, SizeOf(options_.dtype));
   if (options_.send_slots < 1)
@@ -52,7 +54,13 @@ void RingAllReduce::Init() {
                      "ring all-reduce: count " + std::to_string(count_));
   // [one chunk of scratch for reduce-scatter][N elements for the remainder pass]
   scratch_bytes_ = (std::max<std::size_t>(count_ / N, 1) + N) * SizeOf(options_.dtype);
-  scratch_ = backend_.Allocate(scratch_bytes_);
+  try {
+    scratch_ = backend_.Allocate(scratch_bytes_);
+  } catch (const std::bad_alloc&) {
+    throw InvalidArgument("ring all-reduce: count " + std::to_string(count_) + " needs " +
+                          std::to_string(scratch_bytes_) +
+                          " bytes of scratch, more than the back end can allocate");
+  }
 }
 
 RingAllReduce::~RingAllReduce() {
@@ -110,6 +118,9 @@ void RingAllReduce::Run(void* buffer) {
   const detail::Stopwatch whole_run(times_.wall_s);
   if (!buffer) throw InvalidArgument("ring all-reduce: null buffer for count " +
                                      std::to_string(count_));
+  // The ring adds in the buffer's type whatever a coded engine on the same back end left set
+  // (a float64-state accumulation would read the float32 buffer as doubles).
+  backend_.SetAccumulation(Accumulation::kBuffer);
   const DType dt = options_.dtype;
   const std::size_t N = transport_.size(), es = SizeOf(dt);
   char* data = static_cast<char*>(buffer);

@@ -138,6 +138,10 @@ std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols
   // Component k has data at column col iff k m + col < count: q full components, and one more
   // (component q) for the first r columns.
   const std::size_t q = count / m, r = count % m;
+  // Sized first: a count too large for memory fails here at once with bad_alloc, where growing
+  // the vector took a minute and gigabytes before failing (the workspace is allocated after).
+  const auto pieces = [&](std::size_t cols) { return cols / max_cols + (cols % max_cols != 0); };
+  out.reserve(pieces(r) + pieces(m - r));
   auto cut = [&](std::size_t from, std::size_t to, int kc) {
     for (std::size_t col = from; col < to; col += max_cols)
       out.push_back({col, std::min(max_cols, to - col), kc});

@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "cerar/errors.h"
+#include "cerar/runtime/backend.h"
 #include "cerar/runtime/inprocess.h"
 #include "schedule.h"
 
@@ -169,10 +171,20 @@ std::optional<std::uint64_t> SimulateMemoryBytes(const Design& design,
   const std::uint64_t m = n / c + (n % c ? 1 : 0);  // columns: elements per component
   const std::uint64_t vector = mul(n, es);
   const std::uint64_t segment = std::min<std::uint64_t>(options.segment_bytes, mul(m, es));
+  // The workspace rows as the engine lays them out (MakeWorkspaceLayout): N more rows where the
+  // accumulation feeds rounding back, and 8 bytes per element where it keeps float64 state.
+  const std::unique_ptr<ComputeBackend> backend = CreateCpuBackend();
+  std::uint64_t rows = L + 2, row_es = es;
+  if (backend->SupportsAccumulation(options.dtype, options.accumulation)) {
+    backend->SetAccumulation(options.accumulation);
+    if (backend->FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), design.c()))
+      rows += N;
+    row_es = backend->StateElementBytes(options.dtype);
+  }
   // Per rank: its input and the working copy the run overwrites (count elements each), the
-  // engine's workspace ((L + 2)·m elements and kDefaultSendSlots segments), and up to kDefaultSendSlots
-  // segments queued on its incoming link.
-  std::uint64_t rank = add(mul(2, vector), mul(mul(L + 2, m), es));
+  // engine's workspace (rows of m elements and kDefaultSendSlots segments), and up to
+  // kDefaultSendSlots segments queued on its incoming link.
+  std::uint64_t rank = add(mul(2, vector), mul(mul(rows, m), row_es));
   rank = add(rank, mul(2 * kDefaultSendSlots, segment));
   // Plus the exact sums, one long double per element.
   const std::uint64_t total = add(mul(N, rank), mul(n, sizeof(long double)));

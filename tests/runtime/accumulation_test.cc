@@ -130,6 +130,16 @@ TEST(Accumulation, Names) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("'f128'"), std::string::npos) << e.what();
   }
+  // A name from the command line or a file reaches the message escaped (no terminal control).
+  for (const auto& parse : {+[](const std::string& n) { ParseAccumulation(n); },
+                            +[](const std::string& n) { ParseDType(n); }}) {
+    try {
+      parse("f64\n\x1b[2J");
+      ADD_FAILURE() << "no throw";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("'f64\\n\\x1b[2J'"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // A back end that knows nothing about accumulation keeps ComputeBackend's default: kBuffer only.
@@ -163,6 +173,25 @@ TEST(Accumulation, AnUnsupportedAccumulationIsRejectedBeforeAnyCommunication) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("accumulation f64 on dtype f32"), std::string::npos)
         << e.what();
+  }
+}
+
+// Enum values only a cast can make are refused by name on every rank, before any collective
+// (an op of 7 used to run as a sum, an accumulation of 9 as a wide one).
+TEST(Accumulation, MadeUpEnumValuesAreRefused) {
+  const Design d = test::RandomDesign(2, 2, 1);
+  AllReduceOptions bad_op, bad_accumulation;
+  bad_op.op = static_cast<ReduceOp>(7);
+  bad_accumulation.accumulation = static_cast<Accumulation>(9);
+  for (const auto& [o, words] : {std::pair{bad_op, "op = 7, expected"},
+                                 std::pair{bad_accumulation, "accumulation = 9, expected"}}) {
+    const auto errors = RunInProcess(2, [&](Transport& tr) {
+      auto be = CreateCpuBackend();
+      if (tr.rank() == 0) CodedAllReduce(d, tr, *be, 10, o);
+      else RingAllReduce(tr, *be, 10, o);
+    });
+    for (const auto& e : errors)
+      EXPECT_NE(ExceptionMessage(e).find(words), std::string::npos) << ExceptionMessage(e);
   }
 }
 
@@ -411,6 +440,63 @@ TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
       EXPECT_LT(err[Accumulation::kFloat64State][j], err[Accumulation::kFloat64Feedback][j])
           << "count " << count << ", rank " << j;
   }
+}
+
+// A coded engine and the exact ring on one back end (backend.h allows it): the coded engine
+// leaves its float64-state accumulation set, and the ring used to read its float32 buffer as
+// doubles (a worst error of inf in Release, a heap overflow under ASan). Each Run now sets the
+// accumulation it computes in, so coded, ring, coded give the coded result twice and the exact
+// sum.
+TEST(WideRuns, ACodedEngineAndTheRingShareABackEnd) {
+  const Design d = test::RandomDesign(3, 7, 3);
+  const int N = d.N();
+  const std::size_t count = 3001;
+  auto errors = RunInProcess(N, [&](Transport& tr) {
+    const int j = tr.rank();
+    const auto g = test::Inputs<float>(N, count, 5);
+    auto be = CreateCpuBackend();
+    AllReduceOptions o;
+    o.accumulation = Accumulation::kFloat64State;
+    CodedAllReduce coded(d, tr, *be, count, o);
+    RingAllReduce ring(tr, *be, count, {});
+    std::vector<float> first = g[j], sum = g[j], again = g[j];
+    coded.Run(first.data());
+    ring.Run(sum.data());
+    coded.Run(again.data());
+    EXPECT_EQ(first, again) << "rank " << j;
+    double worst = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      long double exact = 0, magnitude = 0;
+      for (int r = 0; r < N; ++r) exact += g[r][i], magnitude += std::fabs(g[r][i]);
+      worst = std::max(worst, double(std::fabs(sum[i] - exact) / magnitude));
+    }
+    EXPECT_LE(worst, N * 0x1p-24) << "rank " << j;
+  });
+  for (auto& e : errors)
+    if (e) ADD_FAILURE() << ExceptionMessage(e);
+}
+
+// Two coded engines on one back end: the later one's matrices replace the earlier one's, so the
+// earlier one's Run refuses by name instead of running with another design.
+TEST(WideRuns, TwoCodedEnginesOnOneBackEndAreRefused) {
+  const Design d = test::RandomDesign(2, 3, 1);
+  auto errors = RunInProcess(2, [&](Transport& tr) {
+    auto be = CreateCpuBackend();
+    CodedAllReduce first(d, tr, *be, 10, {});
+    CodedAllReduce second(d, tr, *be, 10, {});
+    std::vector<float> v(10, 1.0f);
+    second.Run(v.data());
+    try {
+      first.Run(v.data());
+      ADD_FAILURE() << "no throw";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("holds another coded all-reduce's design"),
+                std::string::npos)
+          << e.what();
+    }
+  });
+  for (auto& e : errors)
+    if (e) ADD_FAILURE() << ExceptionMessage(e);
 }
 
 }  // namespace

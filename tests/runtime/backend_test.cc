@@ -2,7 +2,9 @@
 // float32 and float64, strided rows and padded tails (kc < c).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
+#include <string>
 
 #include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
@@ -122,6 +124,14 @@ TEST(Backend, RejectsUnsupportedDTypesAndShapes) {
   EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 4, {0, 5}, buf, 1), InvalidArgument);  // kc > c
   EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 3, {3, 3}, buf, 1), InvalidArgument);  // rows > L
   EXPECT_THROW(be->Encode(DType::kFloat32, buf, 1, 0, 1, 3, {-1, 1}, buf, 1), InvalidArgument);
+  // first + count beyond INT_MAX once wrapped negative and passed the check (then a segfault).
+  try {
+    be->Encode(DType::kFloat32, buf, 1, 0, 1, 3, {2, std::numeric_limits<int>::max()}, buf, 1);
+    ADD_FAILURE() << "no throw";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("rows [2, 2147483649) outside [0, 5)"), std::string::npos)
+        << e.what();
+  }
   EXPECT_EQ(be->memory_space(), MemorySpace::kHost);
 }
 

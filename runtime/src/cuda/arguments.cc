@@ -2,6 +2,7 @@
 #include "arguments.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "cerar/errors.h"
@@ -72,7 +73,7 @@ void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0
 static void CheckRows(const char* call, int first, int count, int n, const char* of) {
   if (first < 0 || count < 0 || first > n - count)
     throw InvalidArgument(std::string("CUDA back end ") + call + ": rows [" +
-                          std::to_string(first) + ", " + std::to_string(first + count) +
+                          std::to_string(first) + ", " + std::to_string(std::int64_t{first} + count) +
                           ") outside the " + std::to_string(n) + " " + of);
 }
 

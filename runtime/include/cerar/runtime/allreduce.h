@@ -83,6 +83,7 @@ class CodedAllReduce {
   std::unique_ptr<Plan> plan_;  // (defined in coded_allreduce.cc: schedule.h is internal)
   std::size_t workspace_bytes_ = 0;
   void* workspace_ = nullptr;
+  std::uint64_t id_ = 0;  // stamped on the back end with the matrices (ComputeBackend::holder)
   RunTimes times_;
 };
 

@@ -10,6 +10,7 @@
 // can pipeline segments; `kc` (1 … c) is how many components have data in that range (c, or
 // fewer in the padded tail).
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -128,6 +129,16 @@ class ComputeBackend {
 
   // Blocks until all work issued so far is complete (no-op on the CPU).
   virtual void Synchronize() {}
+
+  // Which coded engine's matrices the back end holds: each CodedAllReduce stamps its own id when
+  // it loads them and checks it at every Run, so a back end shared by two coded engines fails by
+  // name instead of running one with the other's design. (The accumulation is set again by each
+  // engine's Run, so a coded engine and a ring may share a back end.)
+  std::uint64_t holder() const { return holder_; }
+  void set_holder(std::uint64_t holder) { holder_ = holder; }
+
+ private:
+  std::uint64_t holder_ = 0;
 };
 
 // CPU back end (Eigen); float32 and float64 buffers.
