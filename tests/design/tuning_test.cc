@@ -65,6 +65,8 @@ TEST(Sweep, LogGridWithExactEnds) {
                InvalidArgument);
   EXPECT_THROW(Sweep(Construction::kEps, 4, 8, 1e-3, 1e-1, 0, Precision::kFloat64),
                InvalidArgument);
+  EXPECT_THROW(Sweep(Construction::kEps, 4, 8, 1e-3, 1e-1, 1000000000, Precision::kFloat64),
+               InvalidArgument);  // once std::bad_alloc from reserve
 }
 
 }  // namespace

@@ -249,6 +249,16 @@ std::vector<BadCase> BadCases() {
          d["figures"]["certified_digits"] = {{"err_max", 12}};
        }),
        {"figures.certified_digits names \"err_max\""}},
+      {"CertifiedDigitsNameWithControls", Edit([](json& d) {  // escaped, not sent to the tty
+         d["version"] = 2;
+         d["figures"]["certified_digits"] = {{"bad\n\x1b[31m", 3}};
+       }),
+       {"figures.certified_digits names \"bad\\n\\x1b[31m\""}},
+      {"CertifiedDigitsNameWithControlsNotInteger", Edit([](json& d) {
+         d["version"] = 2;
+         d["figures"]["certified_digits"] = {{"bad\n\x1b[31m", 2.5}};
+       }),
+       {"figures.certified_digits[\"bad\\n\\x1b[31m\"]", "integer"}},
       {"CertifiedDigitsOutOfRange", Edit([](json& d) {
          d["version"] = 2;
          d["figures"]["certified_digits"] = {{"kappa_dec", 40}};

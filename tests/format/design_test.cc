@@ -225,6 +225,11 @@ TEST(DesignCreate, RejectsEachBrokenRule) {
     p.provenance.parameters["eps"] = std::numeric_limits<double>::infinity();
     rejects(p, {"provenance.parameters.eps", "inf"});
   }
+  {  // accepted once, then SaveDesign failed: "a JSON discarded value cannot be hashed"
+    DesignParts p = RandomParts(4, 3, 1);
+    p.provenance.parameters["d"] = nlohmann::json(nlohmann::json::value_t::discarded);
+    rejects(p, {"provenance.parameters.d", "discarded JSON value"});
+  }
   {
     DesignParts p = RandomParts(4, 3, 1);
     p.provenance.parameters = nlohmann::json::array();

@@ -5,6 +5,7 @@
 
 #include "cerar/design/toolkit.h"
 #include "cerar/errors.h"
+#include "cerar/format/printable.h"
 
 namespace cerar::design {
 
@@ -17,7 +18,7 @@ Precision ParsePrecision(const std::string& name) {
       std::all_of(name.begin() + 2, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
     return Precision::kMp50;
   }
-  throw InvalidArgument("precision '" + name + "' is not one of float64, mp, auto");
+  throw InvalidArgument("precision '" + Printable(name, 40) + "' is not one of float64, mp, auto");
 }
 
 std::string ToString(Precision p) {
@@ -36,7 +37,7 @@ Arithmetic ParseArithmetic(const std::string& name) {
   if (name == "float32+acc64") return Arithmetic::kFloat32Acc64;
   if (name == "float32+acc64+feedback") return Arithmetic::kFloat32Acc64Feedback;
   if (name == "float32+state64") return Arithmetic::kFloat32State64;
-  throw InvalidArgument("arithmetic '" + name +
+  throw InvalidArgument("arithmetic '" + Printable(name, 40) +
                         "' is not one of float32, float64, bfloat16, float32+acc64, "
                         "float32+acc64+feedback, float32+state64");
 }
@@ -68,7 +69,7 @@ double UnitRoundoff(Arithmetic a) {
 Construction ParseConstruction(const std::string& name) {
   if (name == "eps") return Construction::kEps;
   if (name == "vandermonde") return Construction::kVandermonde;
-  throw InvalidArgument("construction '" + name + "' is not one of eps, vandermonde");
+  throw InvalidArgument("construction '" + Printable(name, 40) + "' is not one of eps, vandermonde");
 }
 
 std::string ToString(Construction c) {

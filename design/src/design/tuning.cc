@@ -129,8 +129,8 @@ std::vector<SweepPoint> Sweep(Construction construction, int N, int c, double ep
     throw InvalidArgument("Sweep: eps range [" + Num(eps_from) + ", " + Num(eps_to) +
                           "] must be finite and > 0 (log grid)");
   }
-  if (points < 1) {
-    throw InvalidArgument("Sweep: points = " + std::to_string(points) + ", expected >= 1");
+  if (points < 1 || points > 10000) {  // as `cerar sweep --points`; a billion once meant bad_alloc
+    throw InvalidArgument("Sweep: points = " + std::to_string(points) + ", expected 1 ... 10000");
   }
   std::vector<SweepPoint> out;
   out.reserve(points);

@@ -150,7 +150,7 @@ void CheckFigures(const Figures& f, const std::string& name, int N, const std::s
     if (figure != "err_op" && figure != "err_rms" && figure != "kappa_dec" &&
         figure != "kappa_enc") {
       CheckText(figure, name + ".certified_digits key", source);
-      Fail(source, name + ".certified_digits names \"" + figure +
+      Fail(source, name + ".certified_digits names \"" + Printable(figure) +
                        "\", expected err_op, err_rms, kappa_dec or kappa_enc");
     }
     if (digits < 0 || digits > 17) {
@@ -205,6 +205,10 @@ void CheckParameters(const nlohmann::json& parameters, const std::string& source
     }
     if (j.is_binary()) {
       Fail(source, where(key, position) + " is binary data, which a design file cannot store");
+    }
+    if (j.is_discarded()) {  // nlohmann's parse-callback marker; it cannot be written or hashed
+      Fail(source, where(key, position) + " is a discarded JSON value, which a design file "
+                                          "cannot store");
     }
     if (j.is_string()) {
       CheckText(j.get_ref<const std::string&>(), where(key, position), source);

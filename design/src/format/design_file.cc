@@ -163,9 +163,9 @@ class Reader {
       }
       for (auto it = certified.begin(); it != certified.end(); ++it) {
         const std::int64_t digits =
-            Integer(it.value(), where + "[\"" + it.key() + "\"]");
+            Integer(it.value(), where + "[\"" + Printable(it.key()) + "\"]");
         if (digits < 0 || digits > 17) {
-          Fail(where + "[\"" + it.key() + "\"] = " + std::to_string(digits) +
+          Fail(where + "[\"" + Printable(it.key()) + "\"] = " + std::to_string(digits) +
                ", expected 0 ... 17");
         }
         f.certified_digits[it.key()] = int(digits);

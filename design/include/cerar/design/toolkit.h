@@ -106,7 +106,7 @@ struct TuneResult {
 TuneResult TuneEps(Construction construction, int N, int c, Arithmetic arithmetic,
                    Precision precision = Precision::kAuto, int max_digits = kDefaultMaxDigits);
 
-// Figures over a log-spaced eps grid (for the sweep command and notebooks).
+// Figures over a log-spaced eps grid of 1 ... 10000 points (for the sweep command and notebooks).
 struct SweepPoint {
   double eps = 0;
   Figures figures;
