@@ -12,6 +12,7 @@
 The notebook notebooks/netbench.ipynb imports this module for the same figure."""
 import csv
 import math
+import os
 import sys
 from collections import defaultdict
 
@@ -23,9 +24,18 @@ WIRE_REL_TOL = 0.01
 WIRE_ABS_TOL = 64 * 1024
 
 
+class Bad(Exception):
+    """Bad input: main prints it on one line and exits 2."""
+
+
 def load(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise Bad(f"{path}: {e.strerror}")
+    if not rows:
+        raise Bad(f"{path}: no rows (an empty or header-only CSV)")
     for r in rows:
         for k, v in r.items():
             if k in ("algorithm", "design", "accumulation"):
@@ -67,12 +77,17 @@ def cerar_rows(rows):
                 yield N, rate, size, cell, name, r, ring
 
 
+def link(x):
+    """The link fraction as a percentage, "-" for CSVs without link counters (no --netdev)."""
+    return f"{100 * x['link_fraction']:.0f} %" if x["link_fraction"] else "-"
+
+
 def table(rows, out=sys.stdout):
     print("| N | c | design | rate Mbit/s | size | CERAR s | ring s | CERAR/ring time | byte ratio "
           "| time / byte ratio | CERAR link | ring link | MPI s (default, ring) "
           "| CPU s/rank CERAR, ring | rel. error | load |", file=out)
     print("|" + "---|" * 16, file=out)
-    lf = lambda x: f"{100 * x['link_fraction']:.0f} %" if x["link_fraction"] else "-"
+    lf = link
     for N, rate, size, cell, name, r, ring in cerar_rows(rows):
         mpi = "/".join(f"{cell[a]['median_s']:.3f}" if a in cell else "-"
                        for a in ("mpi_allreduce", "mpi_allreduce_ring"))
@@ -101,8 +116,8 @@ def times(rows, out=sys.stdout):
         print(f"| {N} | {name} | {rate:g} | {mib(size)} | {r['median_s']:.3f} "
               f"| {r['wait_s_per_rank']:.3f} | {r['compute_s_per_rank']:.3f} | {pr} "
               f"| {other:.3f} | {ring['median_s']:.3f} | {ring['wait_s_per_rank']:.3f} "
-              f"| {ring['compute_s_per_rank']:.3f} | {100 * r['link_fraction']:.0f} % "
-              f"| {100 * ring['link_fraction']:.0f} % | {r['load1']:.1f} |", file=out)
+              f"| {ring['compute_s_per_rank']:.3f} | {link(r)} "
+              f"| {link(ring)} | {r['load1']:.1f} |", file=out)
 
 
 def plot(rows, png=None, axes=None):
@@ -171,6 +186,9 @@ def plot(rows, png=None, axes=None):
 
 
 def check(rows, expected=("cerar", "ring", "mpi_allreduce", "mpi_allreduce_ring")):
+    if all(r["wire_payload_per_rank"] is None for r in rows):
+        raise Bad("--check needs the link counters (wire_payload_per_rank), which cerar-bench "
+                  "writes only with --netdev")
     failures = []
     seen = set()
     for (N, rate, size), cell in sorted(cells(rows).items()):
@@ -198,7 +216,7 @@ def check(rows, expected=("cerar", "ring", "mpi_allreduce", "mpi_allreduce_ring"
                 failures.append(f"{what}: relative error {err:.3e} of an exact all-reduce "
                                 "(float32 rounding is ~1e-7)")
             line = (f"{what}: {r['median_s']:.3f} s, CPU {r['cpu_s_per_rank']:.2f} s/rank, "
-                    f"error {err:.2e}, payload {r['wire_payload_per_rank']:.0f} B/rank")
+                    f"error {err:.2e}, payload {r['wire_payload_per_rank'] or 0:.0f} B/rank")
             if exp:
                 line += f" (model {exp:.0f})"
             if r["link_fraction"]:
@@ -307,6 +325,14 @@ def slots(rows, out=sys.stdout):
 
 
 def main(argv):
+    try:
+        return run(argv)
+    except Bad as e:
+        print("netbench_plot.py:", e, file=sys.stderr)
+        return 2
+
+
+def run(argv):
     if len(argv) == 3 and argv[1] == "--table":
         table(load(argv[2]))
     elif len(argv) == 3 and argv[1] == "--times":
@@ -320,6 +346,9 @@ def main(argv):
     elif len(argv) == 4 and argv[1] == "--check":
         return 0 if check(load(argv[2]), argv[3].split(",")) else 1
     elif len(argv) == 3:
+        folder = os.path.dirname(os.path.abspath(argv[2]))
+        if not os.path.isdir(folder):
+            raise Bad(f"{argv[2]}: no folder {folder}")
         plot(load(argv[1]), argv[2])
     else:
         print(__doc__, file=sys.stderr)
