@@ -204,8 +204,9 @@ def main():
         fig = doc.get("figures") or {}
         err = fig.get("err_rms_per_rank")
         want = (fig.get("predicted_error") or {}).get(a.arithmetic)
-        if err is None or want is None:
-            sys.exit(f"error-budget: {path} has no err_rms_per_rank / predicted_error.{a.arithmetic}")
+        if not err or want is None:  # the format allows [] ("not computed")
+            sys.exit(f"error-budget: {path} has no err_rms_per_rank / predicted_error.{a.arithmetic}"
+                     " (cerar design writes both)")
         kw0 = {"float32+acc64": ACC64, "float32+acc64+feedback": FEEDBACK,
                "float32+state64": STATE64}.get(a.arithmetic, {})
         base = terms(E, D, N, c, q, correlated=True, **kw0)

@@ -80,12 +80,34 @@ def figures(construction, N, c, eps, dps):
     return err_op, err_rms, kappa_dec
 
 
+def fail(message):
+    """One line on stderr and exit 2, as the toolkit's commands do."""
+    print("reference-figures: " + message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) != 6:
-        raise SystemExit(__doc__)
-    construction, N, c, eps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+        fail("usage: reference-figures.py eps|vandermonde N c eps DIGITS[,DIGITS...] (--help)")
+    construction = sys.argv[1]
+    if construction not in ("eps", "vandermonde"):
+        fail("construction %r, expected eps or vandermonde" % construction)
+    try:
+        N, c, eps = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+        digits = [int(x) for x in sys.argv[5].split(",")]
+    except ValueError as e:
+        fail("%s (N, c and the digits are integers, eps a number)" % e)
+    if N < 2 or c < 1:
+        fail("N = %d, c = %d, expected N >= 2 and c >= 1" % (N, c))
+    if not (eps >= 0 and eps < float("inf")):
+        fail("eps = %r, expected a finite value >= 0" % eps)
+    if any(d < 15 for d in digits):
+        fail("digits %s, expected each >= 15" % sys.argv[5])
     print("digits  err_op  err_rms  kappa_dec  (%s N = %d, c = %d, eps = %r)" % (construction, N, c, eps))
-    for dps in (int(x) for x in sys.argv[5].split(",")):
+    for dps in digits:
         print(dps, " ".join(mp.nstr(x, 20) for x in figures(construction, N, c, eps, dps)),
               flush=True)
 

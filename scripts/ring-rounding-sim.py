@@ -136,7 +136,7 @@ def main():
         E = [np.array(m) for m in doc["encoders"]]
         D = [np.array(m) for m in doc["decoders"]]
         err = (doc.get("figures") or {}).get("err_rms_per_rank")
-        if err is None:
+        if not err:  # missing, or [] ("not computed", which the format allows)
             print(f"ring-rounding-sim: {path} has no figures.err_rms_per_rank", file=sys.stderr)
             sys.exit(2)
         recorded = (doc.get("figures") or {}).get("predicted_error") or {}
