@@ -42,10 +42,10 @@ def _canonical(value, update):
         update(b"t")
     elif value is False:
         update(b"f")
-    elif isinstance(value, int):
+    elif isinstance(value, int) and -2**63 <= value < 2**64:
         update(b"i" + str(value).encode("ascii") + b";")
-    elif isinstance(value, float):
-        update(b"d" + struct.pack("<d", value))
+    elif isinstance(value, (int, float)):  # an integer beyond 64 bits: C++ reads it as a float64
+        update(b"d" + struct.pack("<d", float(value)))
     elif isinstance(value, str):
         data = value.encode("utf-8")
         update(b"s" + struct.pack("<Q", len(data)) + data)

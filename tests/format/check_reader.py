@@ -54,7 +54,10 @@ for name, words in (("bad_truncated.json", "not valid JSON"), ("bad_not_json.jso
 made = {
     "format": "cerar-design", "version": 1, "N": 3, "c": 2, "L": 3,
     "provenance": {"construction": "custom", "shift_invariant": False,
-                   "parameters": {"from": "check_reader.py", "eps": 1e-05}},
+                   # integers at and beyond 64 bits: C++ reads 2**70 as a float64, and so
+                   # must the Python integrity value
+                   "parameters": {"from": "check_reader.py", "eps": 1e-05, "big": 2**70,
+                                  "top": 2**64 - 1, "bottom": -2**63}},
     "notes": ["written by Python"],
     "decoders": [[[float(i + 1), 0.1], [-0.0, 2.5e-310]] for i in range(3)],
 }
