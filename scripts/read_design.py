@@ -212,7 +212,7 @@ def load(path):
         raise DesignFileError("design file %s: %s" % (path, what))
 
     try:
-        with open(path, "r", encoding="utf-8") as f:
+        with open(path, "r", encoding="utf-8-sig") as f:  # a leading BOM, as nlohmann skips it
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         fail("cannot read (%s)" % e)

@@ -77,6 +77,17 @@ run = subprocess.run([loader, "--load", made_path], capture_output=True, text=Tr
 expect(run.returncode == 2 and "integrity value does not match" in run.stderr,
        "C++ rejects the edited Python-written file: " + run.stderr)
 
+# A leading UTF-8 byte order mark: both readers skip it.
+with open(good, "rb") as f:
+    raw = f.read()
+bom = os.path.join(folder, "bom.json")
+with open(bom, "wb") as f:
+    f.write(b"\xef\xbb\xbf" + raw)
+run = subprocess.run([sys.executable, reader_path, bom], capture_output=True, text=True)
+expect(run.returncode == 0, "Python reads a file with a BOM: " + run.stderr)
+run = subprocess.run([loader, "--load", bom], capture_output=True, text=True)
+expect(run.returncode == 0, "C++ reads a file with a BOM: " + run.stderr)
+
 # A member named twice: both readers refuse it (last-wins and first-wins would differ).
 with open(good, encoding="utf-8") as f:
     text = f.read()
