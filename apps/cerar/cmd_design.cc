@@ -270,7 +270,8 @@ void AddDesignCommand(CLI::App& app) {
       const bool mp50 = design::ParsePrecision(args->precision) == design::Precision::kMp50 ||
                         (optimized && args->precision == "auto");
       Cost cost = AnalysisCost(args->N, args->c, mp50);
-      if (!args->tune.empty()) cost.seconds += 30 * AnalysisCost(args->N, args->c, false).seconds;
+      if (!args->tune.empty())
+        cost.seconds += kTuneAnalyses * AnalysisCost(args->N, args->c, false).seconds;
       if (optimized) cost.seconds *= kOptimizerFinishAnalyses;
       if (!args->output.empty()) cost.bytes += FileWriteBytes(args->N, args->c);
       const std::string what = "design -N " + std::to_string(args->N) + " -c " +

@@ -3,6 +3,7 @@ import glob
 import json
 import os
 import re
+import warnings
 
 from . import _cerar
 from ._args import C_INT, whole
@@ -207,8 +208,25 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
         raise _cerar.InvalidArgument(
             "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
             "(pick_design or load_design work without it)")
-    native = _cerar._make_design(construction,
-                                 whole("N", N, _cerar.InvalidArgument, C_INT),
-                                 whole("c", c, _cerar.InvalidArgument, C_INT),
-                                 None if eps is None else float(eps), _arithmetic(dtype), precision)
+    N = whole("N", N, _cerar.InvalidArgument, C_INT)
+    c = whole("c", c, _cerar.InvalidArgument, C_INT)
+    _check_cost("make_design(N=%d, c=%d)" % (N, c),
+                *_cerar._make_design_cost(N, c, eps is None, precision))
+    native = _cerar._make_design(construction, N, c, None if eps is None else float(eps),
+                                 _arithmetic(dtype), precision)
     return Design(native)
+
+
+def _check_cost(what, seconds, bytes_):
+    """The CLI's rule (docs/hardening.md, "Cost estimates"): refuse a request whose estimated
+    memory exceeds what the process can use; warn when it will take longer than a minute."""
+    available = _cerar._available_memory_bytes()
+    if bytes_ > available:
+        raise _cerar.InvalidArgument(
+            "%s needs about %.3g GB of memory (estimate, docs/hardening.md), more than the %.3g GB "
+            "this process can use" % (what, bytes_ / 1e9, available / 1e9))
+    if seconds > 60:
+        took = ("%.0f s" % seconds if seconds < 120 else
+                "%.0f min" % (seconds / 60) if seconds < 7200 else "%.1f h" % (seconds / 3600))
+        warnings.warn("%s is estimated to take about %s and %.3g GB (docs/hardening.md)"
+                      % (what, took, bytes_ / 1e9), stacklevel=3)

@@ -13,12 +13,14 @@
 #include "cerar/format/design_file.h"
 #include "cerar/format/design_parts.h"
 #include "cerar/errors.h"
+#include "cerar/runtime/simulate.h"
 #include "communicator.h"
 #include "python_transport.h"
 #ifdef CERAR_PYTHON_WITH_MPI
 #include "mpi_env.h"
 #endif
 #ifdef CERAR_PYTHON_WITH_DESIGN
+#include "cerar/design/cost.h"
 #include "cerar/design/toolkit.h"
 #endif
 
@@ -143,6 +145,18 @@ void BindDesign(py::module_& m) {
       },
       py::arg("construction"), py::arg("N"), py::arg("c"), py::arg("eps"), py::arg("arithmetic"),
       py::arg("precision"));
+  // The toolkit's cost model (cerar/design/cost.h): (seconds, bytes) of make_design, so that
+  // Python refuses what cannot fit and warns of what takes long, as the CLI does.
+  m.def(
+      "_make_design_cost",
+      [](int N, int c, bool tune, const std::string& precision) {
+        const bool mp50 = design::ParsePrecision(precision) == design::Precision::kMp50;
+        design::Cost cost = design::AnalysisCost(N, c, mp50);
+        if (tune) cost.seconds += design::kTuneAnalyses * design::AnalysisCost(N, c, false).seconds;
+        return std::pair{cost.seconds, cost.bytes};
+      },
+      py::arg("N"), py::arg("c"), py::arg("tune"), py::arg("precision"));
+  m.def("_available_memory_bytes", &AvailableMemoryBytes);
   m.def("_predicted_error", [](const Design& d, const std::string& arithmetic) {
     return design::PredictedError(d, design::ParseArithmetic(arithmetic));
   });

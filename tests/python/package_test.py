@@ -130,6 +130,27 @@ class DesignTest(unittest.TestCase):
             with self.assertRaisesRegex(cerar.InvalidArgument, "eps = "):
                 cerar.make_design(4, 8, eps=bad)
 
+    @unittest.skipUnless(_cerar._with_toolkit, "make_design needs the toolkit")
+    def test_make_design_estimates_its_cost_first(self):
+        # The CLI's cost model (docs/hardening.md): make_design(4096, 1) took hours in silence.
+        import unittest.mock
+        seconds, bytes_ = _cerar._make_design_cost(4096, 1, True, "auto")
+        self.assertGreater(seconds, 3600)
+        self.assertGreater(bytes_, 0)
+        small = cerar.pick_design(4, 8)._native
+        with unittest.mock.patch.object(_cerar, "_make_design", return_value=small) as made:
+            with self.assertWarnsRegex(UserWarning,
+                                       r"make_design\(N=4096, c=1\) is estimated to take about "
+                                       r"[0-9.]+ h and [0-9.]+ GB"):
+                cerar.make_design(4096, 1)
+            self.assertEqual(made.call_count, 1)  # a warning, then the work
+            with unittest.mock.patch.object(_cerar, "_available_memory_bytes", return_value=1e6):
+                with self.assertRaisesRegex(cerar.InvalidArgument,
+                                            r"make_design\(N=8, c=16\) needs about [0-9.]+ GB "
+                                            r"of memory .*more than the 0.001 GB"):
+                    cerar.make_design(8, 16)
+            self.assertEqual(made.call_count, 1)  # refused before any work
+
     def test_counts_are_integers_never_truncated(self):
         # int(8.7) would give 8 without a word: the package refuses it, and takes numpy's ints.
         with self.assertRaisesRegex(cerar.InvalidArgument, r"c = 8\.7, expected an integer"):
