@@ -1,5 +1,6 @@
 // cerar pareto: error-vs-kappa fronts of the eps construction (eps chosen so kappa_dec meets
 // each kappa) and of optimised designs (docs/optimizer.md), as a table or CSV.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "cerar/design/optimizer.h"
 #include "cerar/errors.h"
 #include "cli_util.h"
+#include "cost.h"
 #include "commands.h"
 
 namespace cerar::cli {
@@ -117,6 +119,22 @@ void AddParetoCommand(CLI::App& app) {
                                               {"kContinuationAuto (-1)", "-1 (auto)"}}));
     }
     RequireWritable(a->output, a->force);
+    if (WithinDesignLimits(a->N, a->c)) {
+      // Per budget: the eps scan (as --tune's search), the eps design and its figures in
+      // --precision, and when optimising the --time-limit search, its mp50 finish and figures.
+      const bool mp50 = po.precision == design::Precision::kMp50;
+      Cost cost = AnalysisCost(a->N, a->c, mp50);
+      double per_point = kTuneAnalyses * AnalysisCost(a->N, a->c, false).seconds + 2 * cost.seconds;
+      if (po.optimize) {
+        per_point += po.time_limit_s + (kOptimizerFinishAnalyses + 1) *
+                                           AnalysisCost(a->N, a->c, true).seconds;
+        cost.bytes = std::max(cost.bytes, AnalysisCost(a->N, a->c, true).bytes);
+      }
+      cost.seconds = po.points * per_point;
+      CheckCost("pareto of " + std::to_string(po.points) + " budgets at N = " +
+                    std::to_string(a->N) + ", c = " + std::to_string(a->c),
+                cost);
+    }
     po.progress = [](const design::OptimizeProgress& p) {
       std::fprintf(stderr,
                    "pareto: evaluation %d  objective %.4e  worst kappa/kappa_max %.4f  %.1f s\n",

@@ -171,6 +171,16 @@ if [[ $rc -eq 2 ]] && grep -q "^cerar: note: design -N 2 -c 512 is estimated to 
 else
   bad "estimate for N = 2, c = 512: exit $rc, $(cat "$work/err")"
 fi
+# pareto had no estimate: six budgets of a 60 s search each ran for minutes in silence.
+"$cerar" pareto -N 8 -c 16 --kappa 1e1:1e6 --points 6 --timeout 1 >/dev/null 2>"$work/err"
+rc=$?
+if [[ $rc -eq 2 ]] &&
+   grep -q "^cerar: note: pareto of 6 budgets at N = 8, c = 16 is estimated to take about [0-9]* min" "$work/err" &&
+   grep -q "^cerar: stopped by --timeout 1 s" "$work/err"; then
+  ok "estimate and --timeout for a pareto front"
+else
+  bad "estimate for pareto: exit $rc, $(cat "$work/err")"
+fi
 if [[ -z $sanitized ]]; then
   (ulimit -v 8000000; "$cerar" design -N 11585 -c 1 --eps 1e-3 -o "$work/huge.json" >"$work/out" 2>"$work/err")
   check_error "design -N 11585 -c 1 under 8 GB" "design -N 11585 -c 1 needs about 18.8 GB of memory" $?
