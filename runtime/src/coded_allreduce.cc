@@ -114,17 +114,20 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   static std::atomic<std::uint64_t> engines{0};
   id_ = ++engines;
   backend.set_holder(id_);
+  // A count whose bytes fit in 64 bits may still not fit in memory: say which, by name.
+  const auto too_large = [&](const std::string& what) {
+    return InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " + what +
+                           ", more than this process can allocate");
+  };
+  const std::string segments =
+      std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) + " columns";
   plan_ = std::make_unique<Plan>();
   try {
     plan_->segments = PlanSegments(count, c, cols);
-  } catch (const std::bad_alloc&) {  // also std::length_error, below
-    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
-                          std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) +
-                          " columns, more than this process can allocate");
-  } catch (const std::length_error&) {
-    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
-                          std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) +
-                          " columns, more than a vector can hold");
+  } catch (const std::bad_alloc&) {
+    throw too_large(segments);
+  } catch (const std::length_error&) {  // beyond a vector's max_size
+    throw too_large(segments);
   }
   plan_->feedback = backend.FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), c);
   plan_->layout = MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots,
@@ -136,9 +139,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   try {
     if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
   } catch (const std::bad_alloc&) {
-    throw InvalidArgument("coded all-reduce: count " + std::to_string(count) + " needs " +
-                          std::to_string(workspace_bytes_) +
-                          " bytes of workspace, more than the back end can allocate");
+    throw too_large(std::to_string(workspace_bytes_) + " bytes of workspace");
   }
 }
 

@@ -59,7 +59,7 @@ void RingAllReduce::Init() {
   } catch (const std::bad_alloc&) {
     throw InvalidArgument("ring all-reduce: count " + std::to_string(count_) + " needs " +
                           std::to_string(scratch_bytes_) +
-                          " bytes of scratch, more than the back end can allocate");
+                          " bytes of scratch, more than this process can allocate");
   }
 }
 

@@ -73,7 +73,8 @@ void CheckSegment(const char* call, DType dtype, std::size_t m, std::size_t col0
 static void CheckRows(const char* call, int first, int count, int n, const char* of) {
   if (first < 0 || count < 0 || first > n - count)
     throw InvalidArgument(std::string("CUDA back end ") + call + ": rows [" +
-                          std::to_string(first) + ", " + std::to_string(std::int64_t{first} + count) +
+                          std::to_string(first) + ", " +
+                          std::to_string(std::int64_t{first} + count) +
                           ") outside the " + std::to_string(n) + " " + of);
 }
 
