@@ -183,15 +183,20 @@ TEST(Accumulation, MadeUpEnumValuesAreRefused) {
   AllReduceOptions bad_op, bad_accumulation;
   bad_op.op = static_cast<ReduceOp>(7);
   bad_accumulation.accumulation = static_cast<Accumulation>(9);
-  for (const auto& [o, words] : {std::pair{bad_op, "op = 7, expected"},
-                                 std::pair{bad_accumulation, "accumulation = 9, expected"}}) {
+  // A struct, not structured bindings: clang 14 cannot capture those in the lambda.
+  struct Case {
+    AllReduceOptions options;
+    const char* words;
+  };
+  for (const Case& k : {Case{bad_op, "op = 7, expected"},
+                        Case{bad_accumulation, "accumulation = 9, expected"}}) {
     const auto errors = RunInProcess(2, [&](Transport& tr) {
       auto be = CreateCpuBackend();
-      if (tr.rank() == 0) CodedAllReduce(d, tr, *be, 10, o);
-      else RingAllReduce(tr, *be, 10, o);
+      if (tr.rank() == 0) CodedAllReduce(d, tr, *be, 10, k.options);
+      else RingAllReduce(tr, *be, 10, k.options);
     });
     for (const auto& e : errors)
-      EXPECT_NE(ExceptionMessage(e).find(words), std::string::npos) << ExceptionMessage(e);
+      EXPECT_NE(ExceptionMessage(e).find(k.words), std::string::npos) << ExceptionMessage(e);
   }
 }
 
