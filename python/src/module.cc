@@ -150,6 +150,8 @@ void BindDesign(py::module_& m) {
   m.def(
       "_make_design_cost",
       [](int N, int c, bool tune, const std::string& precision) {
+        // Outside the limits, (0, 0): the construction's own message names the limit.
+        if (!WithinDesignLimits(N, c)) return std::pair{0.0, 0.0};
         const bool mp50 = design::ParsePrecision(precision) == design::Precision::kMp50;
         design::Cost cost = design::AnalysisCost(N, c, mp50);
         if (tune) cost.seconds += design::kTuneAnalyses * design::AnalysisCost(N, c, false).seconds;
