@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "cerar/errors.h"
 #include "cerar/format/printable.h"
@@ -59,18 +60,31 @@ std::string Number(double value) {
   return buf;
 }
 
-std::string InFlagTerms(std::string message,
-                        std::initializer_list<std::pair<const char*, const char*>> words) {
-  for (const auto& [from, to] : words) {
-    const std::string key = from;
+std::string OptionMessageInFlags(std::string message) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"N = ", "-N "},
+      {"c = ", "-c "},
+      {"kappa_max = ", "--kappa-max "},
+      {"kappa range ", "--kappa "},
+      {"points = ", "--points "},
+      {"time_limit_s = ", "--time-limit "},
+      {"max_evaluations = ", "--max-evaluations "},
+      {"continuation_from = ", "--continuation-from "},
+      {"lbfgs_memory = ", "--lbfgs-memory "},
+      {"max_digits = ", "--max-digits "},
+      {"kContinuationAuto (-1)", "-1 (auto)"},
+      {"kLbfgsMemoryAuto (-1)", "-1 (auto)"}};
+  for (const auto& [from, to] : kWords) {
+    const std::string key = from, replacement = to;
     for (std::size_t at = message.find(key); at != std::string::npos;
          at = message.find(key, at + 1)) {
+      // Only where a word starts: "N = " inside "max_N = " is not the field N.
       const bool word_start =
           at == 0 || !(std::isalnum(static_cast<unsigned char>(message[at - 1])) ||
                        message[at - 1] == '_' || message[at - 1] == '-');
       if (!word_start) continue;
-      message.replace(at, key.size(), to);
-      at += std::string(to).size() - 1;
+      message.replace(at, key.size(), replacement);
+      at += replacement.size() - 1;
     }
   }
   return message;

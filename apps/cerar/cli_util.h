@@ -1,9 +1,7 @@
 #pragma once
 // Small helpers shared by the subcommands.
 #include <CLI/CLI.hpp>
-#include <initializer_list>
 #include <string>
-#include <utility>
 
 #include "cerar/format/design_file.h"
 
@@ -23,11 +21,10 @@ void Emit(const std::string& text, const std::string& path, bool force);
 // A double as the user would write it ("1e-05", "-1", "nan"), for messages.
 std::string Number(double value);
 
-// A library option message in the CLI's words: each `from` (a field name such as
-// "time_limit_s = ", or a phrase) that starts a word becomes its `to` (the flag, "--time-limit ").
-// The library's Validate() names its fields, which a CLI user never typed.
-std::string InFlagTerms(std::string message,
-                        std::initializer_list<std::pair<const char*, const char*>> words);
+// An optimiser or pareto option message (Validate()) in the CLI's words: the library names its
+// fields ("time_limit_s = -1"), which a CLI user never typed; this names the flags
+// ("--time-limit -1"). One table for `design` and `pareto`, whose options share the names.
+std::string OptionMessageInFlags(std::string message);
 
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1: this validator accepts only digits.
 const CLI::Validator& NonNegativeInteger();

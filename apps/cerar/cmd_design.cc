@@ -241,19 +241,7 @@ void AddDesignCommand(CLI::App& app) {
         throw CliError("design: --check-count " + std::to_string(args->check_count) +
                        ", expected >= 1");
       const std::string why = OptimizeOptionsOf(*args).Validate();
-      if (!why.empty()) {
-        throw InvalidArgument(
-            "design: " + InFlagTerms(why, {{"N = ", "-N "},
-                                           {"c = ", "-c "},
-                                           {"kappa_max = ", "--kappa-max "},
-                                           {"time_limit_s = ", "--time-limit "},
-                                           {"max_evaluations = ", "--max-evaluations "},
-                                           {"continuation_from = ", "--continuation-from "},
-                                           {"lbfgs_memory = ", "--lbfgs-memory "},
-                                           {"max_digits = ", "--max-digits "},
-                                           {"kContinuationAuto (-1)", "-1 (auto)"},
-                                           {"kLbfgsMemoryAuto (-1)", "-1 (auto)"}}));
-      }
+      if (!why.empty()) throw InvalidArgument("design: " + OptionMessageInFlags(why));
     }
     if (!optimized && eps_opt->count() == 0 && tune_opt->count() == 0)
       throw CliError("design: give --eps VALUE or --tune "

@@ -107,17 +107,8 @@ void AddParetoCommand(CLI::App& app) {
     po.seed = a->seed;
     po.precision = design::ParsePrecision(a->precision);
     // Every rule on the values is the library's.
-    if (const std::string why = po.Validate(); !why.empty()) {
-      throw InvalidArgument(InFlagTerms(why, {{"N = ", "-N "},
-                                              {"c = ", "-c "},
-                                              {"kappa range ", "--kappa "},
-                                              {"points = ", "--points "},
-                                              {"time_limit_s = ", "--time-limit "},
-                                              {"max_evaluations = ", "--max-evaluations "},
-                                              {"continuation_from = ", "--continuation-from "},
-                                              {"max_digits = ", "--max-digits "},
-                                              {"kContinuationAuto (-1)", "-1 (auto)"}}));
-    }
+    if (const std::string why = po.Validate(); !why.empty())
+      throw InvalidArgument(OptionMessageInFlags(why));
     RequireWritable(a->output, a->force);
     if (WithinDesignLimits(a->N, a->c)) {
       // Per budget: the eps scan (as --tune's search), the eps design and its figures in
