@@ -51,7 +51,10 @@
 // S <= send_slots segments, K = S and the slot-reuse wait is the y(t-1)[s] wait itself.
 #include <algorithm>
 #include <atomic>
+#include <iomanip>
+#include <limits>
 #include <new>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -80,6 +83,34 @@ namespace {
 // streams of one element) counted as 8. Device back ends work asynchronously: no split there.
 constexpr std::size_t kProgressFlops = std::size_t{1} << 20;
 constexpr std::size_t kStepFlopsPerColumn = 8;
+
+// With the buffer's accumulation the back end stores E and D in the buffer's type; an entry
+// beyond its largest finite value (f16: 65504, reached by the decoders of ill-conditioned
+// designs) would be inf there, and every result inf or NaN. The whole design is checked, so that
+// every rank reaches the same verdict.
+void CheckMatricesFitBufferType(const Design& design, DType dtype, Accumulation accumulation) {
+  if (accumulation != Accumulation::kBuffer || dtype == DType::kFloat64) return;
+  const double largest = dtype == DType::kFloat16    ? 65504.0
+                         : dtype == DType::kBFloat16 ? 0x1.fep127
+                                                     : double(std::numeric_limits<float>::max());
+  auto check = [&](const MatrixXd& a, const char* what, int rank) {
+    if (a.size() == 0) return;
+    const double max_abs = a.cwiseAbs().maxCoeff();
+    if (max_abs > largest) {
+      std::ostringstream m;
+      m << "coded all-reduce: " << what << "[" << rank << "] has an entry of magnitude "
+        << std::setprecision(4) << max_abs << ", beyond " << ToString(dtype)
+        << "'s largest finite value " << largest << ", the type the back end stores the "
+        << "matrices in (accumulation 'buffer'); use a wider buffer type, or rescale the design "
+        << "(E -> s E, D -> D / s leaves it unchanged)";
+      throw InvalidArgument(m.str());
+    }
+  };
+  for (int i = 0; i < design.N(); ++i) {
+    check(design.encoder(i), "E", i);
+    check(design.decoder(i), "D", i);
+  }
+}
 std::size_t ProgressBlockColumns(std::size_t flops_per_col, std::size_t seg_cols) {
   const std::size_t cols = kProgressFlops / std::max<std::size_t>(flops_per_col, 1);
   return std::min(seg_cols, std::max<std::size_t>(512, cols));
@@ -106,6 +137,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
     throw InvalidArgument("coded all-reduce: the design is for N = " + std::to_string(design.N()) +
                           " ranks but the transport has " + std::to_string(transport.size()) +
                           " ranks (rank " + std::to_string(transport.rank()) + ")");
+  CheckMatricesFitBufferType(design, options.dtype, options.accumulation);
   const int c = design.c();
   m_ = (count + c - 1) / c;
   const std::size_t cols = SegmentColumns(m_, es, options.segment_bytes, options.send_slots);

@@ -37,6 +37,9 @@ struct InProcessWorld::State {
   // comes from the successor of the rank that actually stopped and names that rank.
   std::vector<bool> waiting;
   int num_waiting = 0;
+  // issued[r]: MakeTransport(r) has been called. Two transports of one rank would take each
+  // other's messages off the same link, so a second one is refused.
+  std::vector<bool> issued;
   // CheckAgreement: values per generation, per rank.
   std::map<std::uint64_t, std::vector<std::optional<std::uint64_t>>> agreement;
   std::map<std::uint64_t, int> agreement_done;
@@ -205,6 +208,7 @@ InProcessWorld::InProcessWorld(int size, InProcessOptions options)
   state_->options = options;
   state_->links.resize(size);
   state_->waiting.assign(size, false);
+  state_->issued.assign(size, false);
 }
 
 InProcessWorld::~InProcessWorld() = default;
@@ -215,6 +219,13 @@ std::unique_ptr<Transport> InProcessWorld::MakeTransport(int rank) {
   if (rank < 0 || rank >= state_->size)
     throw InvalidArgument("in-process world: rank " + std::to_string(rank) + " outside [0, " +
                           std::to_string(state_->size) + ")");
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->issued[rank])
+      throw InvalidArgument("in-process world: rank " + std::to_string(rank) +
+                            " already has a transport; MakeTransport is called once per rank");
+    state_->issued[rank] = true;
+  }
   return std::make_unique<InProcessTransport>(state_, rank);
 }
 

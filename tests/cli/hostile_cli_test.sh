@@ -129,7 +129,7 @@ PY
 }
 edit_and_sign "$f" "$work/big.json" \
   'd["encoders"] = [[[1e308 if v else 0.0 for v in row] for row in m] for m in d["encoders"]]'
-expect_error "1e308 entries, f32" "overflow f32 arithmetic" -- simulate "$work/big.json" --count 1000
+expect_error "1e308 entries, f32" "has an entry of magnitude 1e+308, beyond f32's largest finite value" -- simulate "$work/big.json" --count 1000
 expect_error "1e308 entries, f64" "overflow f64 arithmetic" -- simulate "$work/big.json" --count 1000 --dtype f64
 
 # A design without figures: report names the file and what writes figures (it once said "run

@@ -367,6 +367,18 @@ TEST(ConstructionArguments, InvalidOnesThrowInvalidArgument) {
   }
   EXPECT_THROW(ParsePrecision("fp128"), InvalidArgument);
   EXPECT_EQ(ParsePrecision("mp50"), Precision::kMp50);
+  EXPECT_EQ(ParsePrecision("mp"), Precision::kMp50);
+  EXPECT_EQ(ParsePrecision("mp200"), Precision::kMp50);
+  EXPECT_EQ(ParsePrecision("mp10000"), Precision::kMp50);
+  // Digits the ladder cannot hold were once read as the ladder.
+  for (const char* name : {"mp0", "mp7", "mp49", "mp10001"}) {
+    try {
+      ParsePrecision(name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("digits in 50 ... 10000"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(ParseConstruction("vandermonde"), Construction::kVandermonde);
   EXPECT_EQ(ParseArithmetic("bfloat16"), Arithmetic::kBFloat16);
   EXPECT_EQ(UnitRoundoff(Arithmetic::kFloat32), std::ldexp(1.0, -24));

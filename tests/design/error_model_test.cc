@@ -1,6 +1,7 @@
 // The finite-precision error model (docs/error-model.md) against an independent float32 run of
 // the protocol, step by step as PROTOCOL.md §2-§3 writes it (compiled with -ffp-contract=off).
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "test_support.h"
@@ -121,6 +122,42 @@ TEST(ErrorModelBasics, OrderedByUnitRoundoffAndAtLeastErrRms) {
   const double coarse = PredictedError(bare, 4, 8, Arithmetic::kBFloat16);
   EXPECT_GT(coarse, e16 / 10);
   EXPECT_LT(coarse, e16 * 10);
+}
+
+// The model is invariant under E -> s E (the decoders become D / s) while the values stay in the
+// arithmetic's range, and +inf outside it. Encoders scaled by 1e300 once gave NaN (squared row
+// norms overflowed), and MakeFromEncoders failed with "predicted_error[bfloat16] = nan".
+TEST(ErrorModelBasics, ScaleInvariantInRangeAndInfOutside) {
+  const int N = 4, c = 8;
+  const std::vector<MatrixXd> E = RandomEncoders(N, c, 29);
+  const Design base = MakeFromEncoders(N, c, E, Provenance{}, Precision::kFloat64);
+  const auto& want = base.figures()->predicted_error;
+  for (const double scale : {0x1p200, 0x1p-200, 1e300, 1e-300, 1e30}) {
+    std::vector<MatrixXd> scaled = E;
+    for (MatrixXd& e : scaled) e *= scale;
+    const Design d = MakeFromEncoders(N, c, scaled, Provenance{}, Precision::kFloat64);
+    // The derivation (Gram matrices near 1e600 once read as singular) and a re-analysis of the
+    // stored matrices are scale-free too.
+    for (const Figures& f : {*d.figures(), Analyse(d, Precision::kFloat64)}) {
+      EXPECT_NEAR(f.err_rms / base.figures()->err_rms, 1.0, 1e-9) << "scale " << scale;
+      EXPECT_NEAR(f.kappa_dec / base.figures()->kappa_dec, 1.0, 1e-9) << "scale " << scale;
+    }
+    EXPECT_NEAR((d.decoder(1) * scale - base.decoder(1)).norm() / base.decoder(1).norm(), 0.0,
+                1e-12)
+        << "scale " << scale;
+    const auto& got = d.figures()->predicted_error;
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [arithmetic, value] : want) {
+      const double v = got.at(arithmetic);
+      // float32 packets hold values up to ~3.4e38 and down to ~1.2e-38; float64 holds all these.
+      const bool fits = arithmetic == "float64" || scale == 1e30;
+      if (fits) {
+        EXPECT_NEAR(v / value, 1.0, 1e-9) << arithmetic << " at scale " << scale;
+      } else {
+        EXPECT_EQ(v, std::numeric_limits<double>::infinity()) << arithmetic << " at scale " << scale;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -84,6 +84,16 @@ TEST_P(DesignShapes, HopOffsetCountsHops) {
   }
 }
 
+// Near INT_MAX, (j - 1 - i) + N overflowed an int; the hop count is exact in 64 bits.
+TEST(HopOffsetLarge, NoOverflowNearIntMax) {
+  const int N = std::numeric_limits<int>::max();
+  EXPECT_EQ(HopOffset(0, 1, N), 0);
+  EXPECT_EQ(HopOffset(1, 0, N), N - 2);
+  EXPECT_EQ(HopOffset(N - 1, 0, N), 0);
+  EXPECT_EQ(HopOffset(0, N - 1, N), N - 2);
+  EXPECT_EQ(HopOffset(5, 2, N), N - 4);  // 2 - 5 + N hops, minus one
+}
+
 TEST_P(DesignShapes, WindowRowsFollowFormula) {
   const auto [N, c] = GetParam();
   const Design d = RandomDesign(N, c, 11);

@@ -73,6 +73,39 @@ TEST(Faults, DifferentDesignsFailOnEveryRank) {
   for (auto& e : errors) EXPECT_TRUE(Contains(e, "ranks disagree on design fingerprint"));
 }
 
+// Matrices beyond the buffer type's range would be inf in the back end's copy: refused on every
+// rank by name, while the same design runs with float64 buffers (the matrices stay float64).
+TEST(Faults, MatricesBeyondTheBufferTypeFailOnEveryRank) {
+  const Design base = test::RandomDesign(3, 4, 3);
+  DesignParts p;
+  p.N = 3;
+  p.c = 4;
+  for (int i = 0; i < 3; ++i) {
+    p.encoders.push_back(base.encoder(i) * 1e60);
+    p.decoders.push_back(base.decoder(i) * 1e-60);
+  }
+  p.provenance.construction = "random";
+  const Design big = Design::Create(std::move(p), "scaled");
+  auto errors = RunInProcess(3, [&](Transport& tr) {
+    auto be = CreateCpuBackend();
+    CodedAllReduce ar(big, tr, *be, 100, {});
+  });
+  for (auto& e : errors)
+    EXPECT_TRUE(Contains(e, "E[0] has an entry of magnitude")) << ExceptionMessage(e);
+  for (auto& e : errors) EXPECT_TRUE(Contains(e, "beyond f32's largest")) << ExceptionMessage(e);
+  AllReduceOptions o;
+  o.dtype = DType::kFloat64;
+  errors = RunInProcess(3, [&](Transport& tr) {
+    auto be = CreateCpuBackend();
+    std::vector<double> scaled(100), plain(100);
+    for (int k = 0; k < 100; ++k) scaled[k] = plain[k] = std::sin(k + 10.0 * tr.rank());
+    CodedAllReduce(big, tr, *be, 100, o).Run(scaled.data());
+    CodedAllReduce(base, tr, *be, 100, o).Run(plain.data());
+    for (int k = 0; k < 100; ++k) ASSERT_NEAR(scaled[k], plain[k], 1e-12) << k;
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << ExceptionMessage(e);
+}
+
 TEST(Faults, BadOptionsAreRejectedBeforeAnyCommunication) {
   const Design d = test::RandomDesign(2, 2, 1);
   InProcessWorld w(2);

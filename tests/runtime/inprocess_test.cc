@@ -144,6 +144,15 @@ TEST(InProcess, BadArguments) {
   EXPECT_THROW(w.MakeTransport(2), InvalidArgument);
   auto t = w.MakeTransport(0);
   EXPECT_THROW(t->Wait(0), InvalidArgument);
+  // A second transport of rank 0 would take rank 0's messages off the same link.
+  try {
+    w.MakeTransport(0);
+    ADD_FAILURE() << "a second transport of rank 0 was made";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 already has a transport"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(w.MakeTransport(1));
 }
 
 }  // namespace

@@ -84,15 +84,19 @@ TEST(SimulateLimits, OverflowingDesignIsAnErrorNotNaN) {
   DesignParts parts = test::RandomDesign(3, 2, 5).parts();
   parts.encoders[1](0, 0) = 1e308;
   const Design d = Design::Create(parts, "huge entry");
-  for (const DType dtype : {DType::kFloat32, DType::kFloat64}) {
-    SimulateOptions o;
-    o.count = 1000;
-    o.dtype = dtype;
-    o.run_ring = false;
-    EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
-                HasSubstr("result is not finite: the design's matrices (largest |entry| 1e+308) "
-                          "overflow " + ToString(dtype) + " arithmetic"));
-  }
+  SimulateOptions o;
+  o.count = 1000;
+  o.dtype = DType::kFloat64;
+  o.run_ring = false;
+  EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
+              HasSubstr("result is not finite: the design's matrices (largest |entry| 1e+308) "
+                        "overflow f64 arithmetic"));
+  // In float32 the engine refuses the design before running: the back end's float32 copy of
+  // E[1] would hold inf.
+  o.dtype = DType::kFloat32;
+  EXPECT_THAT(MessageOf([&] { Simulate(d, o); }),
+              HasSubstr("E[1] has an entry of magnitude 1e+308, beyond f32's largest finite "
+                        "value 3.403e+38"));
 }
 
 TEST(SizeProducts, EngineRefusesCountsWhoseBytesWrap) {

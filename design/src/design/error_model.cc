@@ -45,8 +45,24 @@ std::vector<Window> DistinctWindows(const std::vector<MatrixXd>& E, int j, int N
   return out;
 }
 
+double ModelErrorInRange(int N, int c, const std::vector<MatrixXd>& E,
+                         const std::vector<MatrixXd>& D, const std::vector<double>& err_rms_per_rank,
+                         Arithmetic arithmetic);
+
+double MaxAbs(const std::vector<MatrixXd>& matrices) {
+  double m = 0;
+  for (const MatrixXd& a : matrices)
+    if (a.size() > 0) m = std::max(m, a.cwiseAbs().maxCoeff());
+  return m;
+}
+
 }  // namespace
 
+// The model is relative: it holds while every value stays in the arithmetic's normal range, and
+// it is invariant under E -> 2^k E, D -> 2^-k D (exact in floating point). So the matrices are
+// first checked against the range (outside it the prediction is +inf: the run overflows, or
+// stores a matrix flushed to subnormals), then, where their entries are far from 1, rescaled
+// by a power of two so that the squared norms below cannot overflow or underflow.
 double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vector<MatrixXd>& D,
                   const std::vector<double>& err_rms_per_rank, Arithmetic arithmetic) {
   if (static_cast<int>(E.size()) != N || static_cast<int>(D.size()) != N ||
@@ -56,6 +72,39 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
                           std::to_string(E.size()) + ", " + std::to_string(D.size()) + ", " +
                           std::to_string(err_rms_per_rank.size()));
   }
+  const double max_e = MaxAbs(E), max_d = MaxAbs(D);
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!std::isfinite(max_e) || !std::isfinite(max_d)) return inf;
+  // The packets' type (float32 for every arithmetic but float64 and bfloat16), and whether E and
+  // D are stored in it (float32, bfloat16) or kept in float64 (float64 and the wide ones).
+  const bool narrow_matrices = arithmetic == Arithmetic::kFloat32 ||
+                               arithmetic == Arithmetic::kBFloat16;
+  const double largest = arithmetic == Arithmetic::kFloat64  ? std::numeric_limits<double>::max()
+                         : arithmetic == Arithmetic::kBFloat16 ? 0x1.fep127
+                                                                : double(std::numeric_limits<float>::max());
+  const double smallest_normal = arithmetic == Arithmetic::kFloat64
+                                     ? std::numeric_limits<double>::min()
+                                     : double(std::numeric_limits<float>::min());  // bf16's too
+  // A lap's value holds N encoded terms of unit-variance inputs, each at most sqrt(c) max_e.
+  if (max_e * std::sqrt(double(c)) * N > largest) return inf;
+  if (arithmetic != Arithmetic::kFloat64 && max_e > 0 && max_e < smallest_normal) return inf;
+  if (narrow_matrices && (max_e > largest || max_d > largest || max_e < smallest_normal ||
+                          max_d < smallest_normal))
+    return inf;
+  if (max_e == 0) return ModelErrorInRange(N, c, E, D, err_rms_per_rank, arithmetic);
+  const int k = std::ilogb(max_e);
+  if (std::abs(k) <= 64) return ModelErrorInRange(N, c, E, D, err_rms_per_rank, arithmetic);
+  std::vector<MatrixXd> E2(E), D2(D);
+  for (MatrixXd& a : E2) a *= std::ldexp(1.0, -k);
+  for (MatrixXd& a : D2) a *= std::ldexp(1.0, k);
+  return ModelErrorInRange(N, c, E2, D2, err_rms_per_rank, arithmetic);
+}
+
+namespace {
+
+double ModelErrorInRange(int N, int c, const std::vector<MatrixXd>& E,
+                         const std::vector<MatrixXd>& D, const std::vector<double>& err_rms_per_rank,
+                         Arithmetic arithmetic) {
   const int L = c + N - 2;
   const double u = UnitRoundoff(arithmetic);
   const double q = kRoundingVariance * u * u;
@@ -191,6 +240,8 @@ double ModelError(int N, int c, const std::vector<MatrixXd>& E, const std::vecto
   });
   return *std::max_element(per_rank.begin(), per_rank.end());
 }
+
+}  // namespace
 
 double RoundingVarianceFactor() { return kRoundingVariance; }
 

@@ -166,11 +166,36 @@ Outcome DeriveConstructionIn(const ConstructionOptions& o) {
       ConstructionName(o));
 }
 
+// Least squares is invariant under E -> 2^k E, D -> 2^-k D, and the scaling is exact, but the
+// Gram matrices W W^T of encoders with entries near 1e300 (1e-300) overflow (underflow) and
+// read as singular. Encoders far from 1 are derived at entries near 1, the decoders scaled back.
 Outcome DeriveFromEncodersIn(int N, int c, const std::vector<MatrixXd>& encoders,
                              Precision precision, int max_digits, const std::string& what) {
-  return DeriveIn(
+  double max_e = 0;
+  for (const MatrixXd& e : encoders)
+    if (e.size() > 0) max_e = std::max(max_e, e.cwiseAbs().maxCoeff());
+  const int k = max_e > 0 ? std::ilogb(max_e) : 0;
+  if (std::abs(k) <= 64) {
+    return DeriveIn(
+        precision, max_digits,
+        [&](int digits) { return DeriveFromEncoders(digits, N, c, encoders); }, what);
+  }
+  std::vector<MatrixXd> scaled = encoders;
+  for (MatrixXd& e : scaled) e = e.unaryExpr([k](double x) { return std::ldexp(x, -k); });
+  Outcome out = DeriveIn(
       precision, max_digits,
-      [&](int digits) { return DeriveFromEncoders(digits, N, c, encoders); }, what);
+      [&](int digits) { return DeriveFromEncoders(digits, N, c, scaled); }, what);
+  out.derivation.encoders = encoders;
+  for (std::size_t j = 0; j < out.derivation.decoders.size(); ++j) {
+    MatrixXd& d = out.derivation.decoders[j];
+    d = d.unaryExpr([k](double x) { return std::ldexp(x, -k); });
+    if (!d.allFinite())
+      throw InvalidArgument(what + ": the encoders' entries reach " + Num(max_e, 3) +
+                            ", and decoder D[" + std::to_string(j) +
+                            "] then has entries beyond float64's range; scale the encoders "
+                            "towards 1 (a design is invariant under E -> s E, D -> D / s)");
+  }
+  return out;
 }
 
 }  // namespace detail

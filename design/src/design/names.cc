@@ -6,17 +6,27 @@
 #include "cerar/design/toolkit.h"
 #include "cerar/errors.h"
 #include "cerar/format/printable.h"
+#include "engine.h"
+#include "ladder.h"
 
 namespace cerar::design {
 
 // "mp" and "mp<digits>" (the names figures carry: "mp50", "mp200") all request the ladder; its
-// top is max_digits, not the name's digits.
+// top is max_digits, not the name's digits. A name's digits must be ones the ladder can hold
+// (kMp50Digits ... kMaxDigits): "mp0" or "mp7" asks for less than float64, and is refused rather
+// than read as the ladder.
 Precision ParsePrecision(const std::string& name) {
   if (name == "float64") return Precision::kFloat64;
   if (name == "auto") return Precision::kAuto;
+  if (name == "mp") return Precision::kMp50;
   if (name.rfind("mp", 0) == 0 && name.size() <= 8 &&
       std::all_of(name.begin() + 2, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-    return Precision::kMp50;
+    const int digits = std::stoi(name.substr(2));
+    if (digits >= detail::kMp50Digits && digits <= detail::kMaxDigits) return Precision::kMp50;
+    throw InvalidArgument("precision '" + name + "' has " + std::to_string(digits) +
+                          " digits, expected mp<digits> with digits in " +
+                          std::to_string(detail::kMp50Digits) + " ... " +
+                          std::to_string(detail::kMaxDigits));
   }
   throw InvalidArgument("precision '" + Printable(name, 40) + "' is not one of float64, mp, auto");
 }

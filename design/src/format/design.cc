@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <vector>
 
@@ -362,7 +363,9 @@ int HopOffset(int i, int j, int N) {
     throw InvalidArgument("HopOffset: i = j = " + std::to_string(i) +
                           "; a rank's window onto itself is not defined (PROTOCOL.md §4)");
   }
-  return ((j - 1 - i) % N + N) % N;
+  // In 64 bits: (j - 1 - i) + N exceeds an int for N above INT_MAX / 2.
+  const std::int64_t n = N;
+  return static_cast<int>(((j - 1 - i) % n + n) % n);
 }
 
 }  // namespace cerar

@@ -37,8 +37,8 @@ class InProcessWorld {
   InProcessWorld& operator=(const InProcessWorld&) = delete;
 
   int size() const;
-  // The transport of one rank; call once per rank. It shares the world's state (the world may
-  // be destroyed first).
+  // The transport of one rank; once per rank (a second call for the same rank throws
+  // InvalidArgument). It shares the world's state (the world may be destroyed first).
   std::unique_ptr<Transport> MakeTransport(int rank);
   // Makes every pending and future wait of every rank throw TransportError naming `rank`.
   void Abort(int rank, const std::string& reason);
