@@ -3,6 +3,7 @@ same transport, so bytes are measured alike), the CERAR hook without drift contr
 Run by scripts/train; docs/training.md explains the methods and shows the results.
 
     mpirun -np 4 python3 python/train/train.py --out DIR [--quick] [options]
+      (MASTER_PORT: a free port unless set; --help)
     torchrun --nproc_per_node 4 python/train/train.py --out DIR --transport torch ...
 
 Writes DIR/runs.csv (one row per evaluation: task, optimizer, method, c, seed, step, val_loss,
@@ -73,14 +74,36 @@ def parse_method(method):
     return spec
 
 
+def free_port(comm):
+    """A TCP port that was free on rank 0's host, the same on every rank: rank 0 asks the
+    kernel for one (bind to port 0) and sends it to the others with an exact all-reduce (the
+    others add 0). Collective. The port is released before torch.distributed's store binds it,
+    as in scripts/train: another program could take it in between, but two runs never get the
+    same fixed port."""
+    import socket
+    port = 0
+    if comm.rank == 0:
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
+    t = torch.tensor([float(port)], dtype=torch.float64)
+    comm.allreduce(t)
+    comm.end_step()
+    comm.end_step()  # evict the one-element all-reduce object: training never reuses it
+    return int(t.item())
+
+
 def setup(transport):
-    """torch.distributed (gloo) for DDP itself, and the CERAR communicator."""
+    """torch.distributed (gloo) for DDP itself, and the CERAR communicator. With the MPI
+    transport the rendezvous is MASTER_ADDR:MASTER_PORT, by default 127.0.0.1 and a free port
+    that rank 0 picks (free_port); the user's values when set. torchrun sets its own."""
     if transport == "mpi":
         rank, size = cerar.comm.mpi_world()
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(29500 + int(os.environ.get("CERAR_PORT_OFFSET", 17))))
-        dist.init_process_group("gloo", rank=rank, world_size=size)
         comm = cerar.mpi_communicator(timeout_s=120)
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        if not os.environ.get("MASTER_PORT"):
+            os.environ["MASTER_PORT"] = str(free_port(comm))
+        dist.init_process_group("gloo", rank=rank, world_size=size)
     else:
         dist.init_process_group("gloo")
         comm = cerar.torch_communicator(timeout_s=120)
@@ -212,7 +235,12 @@ def write_atomically(path, text):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="With --transport mpi, torch.distributed meets at MASTER_ADDR:MASTER_PORT: "
+               "127.0.0.1 and a port that was free on rank 0's host unless these are set, so "
+               "that two runs at once do not collide (ranks on several hosts: set MASTER_ADDR to "
+               "rank 0's). torchrun sets its own.")
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true",
                     help="2 seeds, 120 steps, c = 2N only (under 3 minutes on 2 cores)")
@@ -248,6 +276,9 @@ def main():
         print("cerar train: N = %d ranks, %s transport, tasks %s, methods %s, c = %s x N, "
               "%d seeds, %d steps" % (comm.size, comm.kind, args.tasks, args.methods, args.c,
                                       args.seeds, args.steps), flush=True)
+        if comm.kind == "mpi":
+            print("cerar train: torch.distributed rendezvous at %s:%s"
+                  % (os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]), flush=True)
     rows = []
     started = time.time()
     for name in args.tasks.split(","):

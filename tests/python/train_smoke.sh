@@ -7,8 +7,28 @@ set -euo pipefail
 python=$1 source=$2 out=$3
 shift 3
 rm -rf "$out"
+# Run directly, without MASTER_PORT, while another program holds the port train.py once took by
+# default (29517): it must pick a free one (as scripts/train does), not collide.
+unset MASTER_PORT CERAR_PORT_OFFSET
+"$python" -c 'import socket, sys, time
+s = socket.socket()
+try:
+    s.bind(("", 29517)); s.listen()
+except OSError:
+    pass  # already taken by someone else: as good for this test
+print("held", flush=True)
+time.sleep(600)' >"$out.holder" &
+holder=$!
+trap 'kill "$holder" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q held "$out.holder" 2>/dev/null && break; sleep 0.1; done
 "$@" -np 4 "$python" "$source/python/train/train.py" --out "$out" --transport mpi \
-  --tasks mlp --methods exact,cerar,control --c 2 --seeds 1 --steps 6 --eval-every 3
+  --tasks mlp --methods exact,cerar,control --c 2 --seeds 1 --steps 6 --eval-every 3 \
+  | tee "$out.log"
+kill "$holder" 2>/dev/null || true
+port=$(sed -n 's/^cerar train: torch.distributed rendezvous at 127.0.0.1:\([0-9]*\)$/\1/p' "$out.log")
+[[ -n $port && $port != 29517 ]] \
+  || { echo "rendezvous port '$port': expected a free one, not the held 29517" >&2; exit 1; }
+rm -f "$out.holder" "$out.log"
 "$python" "$source/python/train/plot.py" "$out" >/dev/null
 head -1 "$out/runs.csv" | grep -q '^task,optimizer,method,c,seed,step,val_loss,seconds,bytes_sent,max_replica_diff,' \
   || { echo "runs.csv header: $(head -1 "$out/runs.csv")" >&2; exit 1; }
