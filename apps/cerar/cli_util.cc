@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <utility>
 
 #include "cerar/errors.h"
 #include "cerar/format/printable.h"
+#include "commands.h"
 #include "watchdog.h"
 
 namespace cerar::cli {
@@ -52,6 +55,16 @@ void Emit(const std::string& text, const std::string& path, bool force) {
   } else {
     WriteFileAtomically(path, text, ReplaceMode(force));
   }
+}
+
+void FlushStandardOutput() {
+  errno = 0;
+  std::cout.flush();  // with stdio sync, this is fflush(stdout): keep its errno
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (!flushed || std::ferror(stdout) || !std::cout)
+    throw CliError(std::string("cannot write to standard output (") +
+                   (error ? std::strerror(error) : "write error") + ")");
 }
 
 std::string Number(double value) {

@@ -18,6 +18,10 @@ inline Replace ReplaceMode(bool force) { return force ? Replace::kRegularFile : 
 // Prints `text` to stdout, or writes it atomically to `path` when it is not empty.
 void Emit(const std::string& text, const std::string& path, bool force);
 
+// Flushes standard output and throws CliError "cannot write to standard output (why)" when it
+// could not take what was written (a full disk, a closed pipe). main checks once more at exit.
+void FlushStandardOutput();
+
 // A double as the user would write it ("1e-05", "-1", "nan"), for messages.
 std::string Number(double value);
 

@@ -274,10 +274,14 @@ void AddDesignCommand(CLI::App& app) {
     }
     Design design = BuildDesign(*args);
     Watchdog::StandDown();  // the design is complete: write it whole
-    if (!args->output.empty()) SaveDesign(design, args->output, ReplaceMode(args->force));
+    // The report first: where standard output cannot take it (a full disk, a closed pipe) the
+    // command fails before the file exists, so that exit 2 never leaves a new file behind (a
+    // rerun without --force would then refuse to replace it).
     std::cout << (args->json ? ReportJson(design).dump(2) + "\n" : ReportText(design));
-    if (!args->output.empty() && !args->json) {
-      std::cout << "wrote       " << Printable(args->output, 1024) << "\n";
+    if (!args->output.empty()) {
+      FlushStandardOutput();
+      SaveDesign(design, args->output, ReplaceMode(args->force));
+      if (!args->json) std::cout << "wrote       " << Printable(args->output, 1024) << "\n";
     }
   });
 }

@@ -168,15 +168,12 @@ int main(int argc, char** argv) {
     status = Fail(e.what());
   }
   cerar::cli::Watchdog::StandDown();
-  // Output that could not be written is a failure too (`cerar report F > /dev/full`).
-  errno = 0;
-  std::cout.flush();  // with stdio sync, this is fflush(stdout): keep its errno
-  const bool flushed = std::fflush(stdout) == 0;
-  const int error = errno;
-  if (!flushed || std::ferror(stdout) || !std::cout) {
-    const std::string why = error ? std::strerror(error) : "write error";
-    std::cerr << "cerar: cannot write to standard output (" << why << ")\n";
-    return 2;
+  // Output that could not be written is a failure too (`cerar report F > /dev/full`); after a
+  // failure already reported, one line is enough.
+  try {
+    cerar::cli::FlushStandardOutput();
+  } catch (const std::exception& e) {
+    return status != 0 ? status : Fail(e.what());
   }
   return status;
 }

@@ -108,6 +108,15 @@ fi
 # --- Standard output that cannot be written (defect 11).
 "$cerar" report "$f" >/dev/full 2>"$work/err"
 check_error "report > /dev/full" "cannot write to standard output (No space left on device)" $?
+# design -o F whose report cannot be written: exit 2 and no F (it once wrote F, then failed, and a
+# rerun without --force refused to replace the file of the "failed" run); -o F --json alike.
+for fmt in text json; do
+  extra=(); [[ $fmt == json ]] && extra=(--json)
+  "$cerar" design -N 4 -c 8 --eps 1e-3 -o "$work/full.json" "${extra[@]}" >/dev/full 2>"$work/err"
+  check_error "design -o F ($fmt) > /dev/full" "cannot write to standard output (No space left on device)" $?
+  [[ ! -e $work/full.json ]] && ok "design -o F ($fmt) > /dev/full leaves no F" ||
+    { bad "design -o F ($fmt) > /dev/full left F"; rm -f "$work/full.json"; }
+done
 
 # --- Terminal injection (defect 10): paths and arguments are escaped.
 expect_error "escaped path" 'design file '"$work"'/a\x1b[31mred\nx: cannot open' -- \
