@@ -68,18 +68,15 @@ class Communicator:
         buffer is computed on: "buffer" (float32), "f64", "f64+feedback" or "f64-state" (float64
         arithmetic, state kept in float64; the same bytes sent, a smaller error: docs/runtime.md
         "Accumulation"). The GIL is released while it runs. Collective: every rank calls it
-        with the same count, dtype, design and accumulation."""
+        with the same count, dtype, design and accumulation. When it raises, `array` holds
+        partly reduced values."""
         address, count, dtype = _buffer(array)
         native_design = None
         if design is not None:
             if not isinstance(design, Design):
                 raise _cerar.InvalidArgument("design: %r, expected a cerar.Design" % (design,))
             native_design = design._native
-        if self.kind == "mpi" and _cerar._mpi_status()["finalized"]:
-            # Any MPI call now would make Open MPI abort the whole job instead of raising.
-            raise _cerar.TransportError("all-reduce: MPI was finalised in this process (at "
-                                        "interpreter exit, or by the program); the MPI "
-                                        "communicator cannot be used after that")
+        self._refuse_after_finalize("all-reduce")
         try:
             self._native.allreduce(address, count, dtype, native_design, bool(average),
                                    str(accumulation))
@@ -93,7 +90,15 @@ class Communicator:
         """Collective: raises cerar.TransportError on every rank unless all pass the same
         `value` (an int, 0 <= value < 2**64); `what` names it in the message."""
         value = whole("check_agreement value", value, _cerar.InvalidArgument, UINT64)
+        self._refuse_after_finalize("check_agreement")
         self._native.check_agreement(str(what), value)
+
+    def _refuse_after_finalize(self, what):
+        if self.kind == "mpi" and _cerar._mpi_status()["finalized"]:
+            # Any MPI call now would make Open MPI abort the whole job instead of raising.
+            raise _cerar.TransportError("%s: MPI was finalised in this process (at interpreter "
+                                        "exit, or by the program); the MPI communicator cannot "
+                                        "be used after that" % what)
 
     def end_step(self):
         """Evicts the all-reduce objects not used since the previous end_step (the DDP hook calls

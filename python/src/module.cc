@@ -208,9 +208,11 @@ void BindCommunicator(py::module_& m) {
             comm.CheckAgreement(what, value);
           },
           py::arg("what"), py::arg("value"))
-      .def("end_step", &Communicator::EndStep)
-      .def("cache_info", &Communicator::CacheInfo)
-      .def("cache_bytes", &Communicator::CacheBytes);
+      // Without the GIL: they wait for the lock an all-reduce on another thread holds, and that
+      // all-reduce needs the GIL for a Python transport's callbacks (a deadlock otherwise).
+      .def("end_step", &Communicator::EndStep, py::call_guard<py::gil_scoped_release>())
+      .def("cache_info", &Communicator::CacheInfo, py::call_guard<py::gil_scoped_release>())
+      .def("cache_bytes", &Communicator::CacheBytes, py::call_guard<py::gil_scoped_release>());
 
   m.def(
       "_python_communicator",

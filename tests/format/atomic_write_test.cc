@@ -55,6 +55,27 @@ TEST(AtomicWrite, MissingFolderThrowsNamingPath) {
   EXPECT_TRUE(dir.Entries().empty());
 }
 
+// The system calls stop at a NUL: "d.json\0.bak" once wrote d.json, and loading it read d.json.
+TEST(AtomicWrite, APathWithANulByteIsRefusedAndTouchesNothing) {
+  TempDir dir;
+  const std::string path = dir / "d.json";
+  const std::string with_nul = path + std::string(1, '\0') + ".bak";
+  try {
+    SaveDesign(RandomDesign(2, 1, 1), with_nul);
+    FAIL() << "saved";
+  } catch (const IoError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a path with a NUL byte names no file"));
+  }
+  EXPECT_TRUE(dir.Entries().empty());
+  SaveDesign(RandomDesign(2, 1, 1), path);
+  try {
+    LoadDesign(with_nul);
+    FAIL() << "loaded";
+  } catch (const IoError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a path with a NUL byte names no file"));
+  }
+}
+
 TEST(AtomicWrite, ParentIsAFileThrows) {
   TempDir dir;
   WriteFileAtomically(dir / "plain", "x");

@@ -199,6 +199,18 @@ class DesignTest(unittest.TestCase):
                 cerar.load_design(path)
             self.assertTrue(issubclass(cerar.DesignError, cerar.Error))
 
+    def test_a_path_with_a_nul_byte_names_no_file(self):
+        # The system calls stop at the NUL: 'd.json\0.bak' once wrote and read d.json.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "d.json")
+            design = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))
+            with self.assertRaisesRegex(cerar.IoError, "NUL byte"):
+                design.save(path + "\0.bak")
+            self.assertEqual(os.listdir(tmp), [])
+            design.save(path)
+            with self.assertRaisesRegex(cerar.IoError, "NUL byte"):
+                cerar.load_design(path + "\0.bak")
+
 
 class CommunicatorTest(unittest.TestCase):
     def test_coded_and_ring_allreduce_on_threads(self):
@@ -235,6 +247,39 @@ class CommunicatorTest(unittest.TestCase):
             c.end_step()
         self.assertEqual(comms[0].cache_info(), [])
         self.assertEqual(comms[0].cache_bytes(), 0)
+
+    def test_cache_calls_from_another_thread_do_not_deadlock_a_running_allreduce(self):
+        # cache_info, cache_bytes and end_step once waited for the communicator's lock holding
+        # the GIL, while the all-reduce holding the lock waited for the GIL (Python transport).
+        # (end_step is collective in effect, since it evicts: it is left to the ranks' loop.)
+        stop = threading.Event()
+        calls = [0]
+
+        def body(comm):
+            x = np.ones(1 << 14, np.float32)
+            runs = 0
+            if comm.rank == 0:
+                def monitor():
+                    while not stop.is_set():
+                        comm.cache_info()
+                        comm.cache_bytes()
+                        calls[0] += 1
+                watcher = threading.Thread(target=monitor, daemon=True)
+                watcher.start()
+            for _ in range(30):
+                comm.allreduce(x)
+                runs += 1
+            if comm.rank == 0:
+                stop.set()
+                watcher.join(20)
+                self.assertFalse(watcher.is_alive())
+            return runs
+
+        out, _ = run_ranks(2, body, timeout=10)
+        for result, error in out:
+            self.assertIsNone(error, error)
+            self.assertEqual(result, 30)
+        self.assertGreater(calls[0], 0)
 
     def test_accumulation_gives_each_arithmetic_its_predicted_error(self):
         # c = 3N: f64+feedback feeds the packets' rounding back (FeedsBackRounding). float32

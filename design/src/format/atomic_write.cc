@@ -91,6 +91,9 @@ int OpenTemporary(const std::string& path, std::string& temp) {
 
 void WriteFileAtomically(const std::string& path, const std::string& contents, Replace replace) {
   if (path.empty()) throw IoError("cannot write a file with an empty path");
+  // The system calls would stop at the NUL and write another file than the one named.
+  if (path.find('\0') != std::string::npos)
+    throw IoError("cannot write " + Printable(path, 1024) + ": a path with a NUL byte names no file");
   CheckTarget(path, replace);
   std::string temp;
   const int fd = OpenTemporary(path, temp);

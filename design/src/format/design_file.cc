@@ -459,6 +459,9 @@ std::string SerializeDesign(const Design& design) {
 
 Design LoadDesign(const std::string& path, const LoadOptions& options) {
   const std::string source = "design file " + Printable(path, 1024);
+  // open() would stop at the NUL and read another file than the one named.
+  if (path.find('\0') != std::string::npos)
+    throw IoError(source + ": a path with a NUL byte names no file");
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected below as not regular.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(source + ": cannot open (" + std::strerror(errno) + ")");
