@@ -27,6 +27,14 @@ def _buffer(array):
     anything else raises cerar.InvalidArgument before any communication."""
     mod = type(array).__module__
     if mod.startswith("torch"):
+        import torch
+        if not isinstance(array, torch.Tensor):
+            raise _cerar.InvalidArgument("all-reduce: %s, expected a torch tensor or numpy array"
+                                         % type(array).__name__)
+        if array.layout != torch.strided:
+            # A sparse or mkldnn tensor has no one block of memory to reduce in place.
+            raise _cerar.InvalidArgument("all-reduce: tensor layout %s, expected torch.strided"
+                                         % array.layout)
         if array.device.type != "cpu":
             raise _cerar.InvalidArgument(
                 "all-reduce: tensor on %s, expected a CPU tensor" % array.device)
@@ -47,6 +55,16 @@ def _buffer(array):
         return array.ctypes.data, array.size, name
     raise _cerar.InvalidArgument(
         "all-reduce: %s, expected a torch tensor or numpy array" % type(array).__name__)
+
+
+def _flag(name, value):
+    """A bool option: True/False (or a numpy/torch bool), never a string such as "False", which
+    bool() reads as True."""
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    if type(value).__name__ in ("bool_", "bool") and type(value).__module__ == "numpy":
+        return bool(value)
+    raise _cerar.InvalidArgument("%s = %r, expected True or False" % (name, value))
 
 
 class Communicator:
@@ -78,7 +96,7 @@ class Communicator:
             native_design = design._native
         self._refuse_after_finalize("all-reduce")
         try:
-            self._native.allreduce(address, count, dtype, native_design, bool(average),
+            self._native.allreduce(address, count, dtype, native_design, _flag("average", average),
                                    str(accumulation))
         except _cerar.TransportError:
             global _failed

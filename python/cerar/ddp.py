@@ -312,6 +312,10 @@ def cerar_hook(state, bucket):
     future = torch.futures.Future()
     buffer = bucket.buffer()
     try:
+        if state.comm is None:
+            # A state restored from a checkpoint has no communicator (it cannot be pickled).
+            raise ValueError("CerarHookState.comm is None: set state.comm to a communicator "
+                             "after loading a checkpoint")
         allreduce_bucket(state, buffer, bucket.gradients())
         future.set_result(buffer)
     except Exception as error:  # noqa: BLE001 - every failure goes to DDP through the future
@@ -323,7 +327,7 @@ def cerar_hook(state, bucket):
         def fail(_):
             raise error
         future = future.then(fail)
-    if bucket.is_last():
+    if bucket.is_last() and state.comm is not None:
         state.iter += 1
         # Objects of bucket sizes this step did not use (iteration 0's whole-model bucket after
         # DDP rebuilt its buckets) are freed here.

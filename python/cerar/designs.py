@@ -64,10 +64,10 @@ class Design:
         raise ValueError("design has no predicted %s error and this build has no toolkit" % key)
 
     def encoder(self, rank):
-        return self._native.encoder(rank)
+        return self._native.encoder(whole("encoder rank", rank, _cerar.InvalidArgument, C_INT))
 
     def decoder(self, rank):
-        return self._native.decoder(rank)
+        return self._native.decoder(whole("decoder rank", rank, _cerar.InvalidArgument, C_INT))
 
     def save(self, path):
         """Writes the design file atomically (never a partial file)."""

@@ -75,6 +75,8 @@ class DriftProbe:
     """CountSketch drift probe over a fixed list of parameters (see the module docstring)."""
 
     def __init__(self, comm, parameters, buckets=_MAX_BUCKETS, seed=0x5EED):
+        if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+            raise ValueError("DriftProbe: buckets = %r, expected an integer >= 1" % (buckets,))
         self.comm = comm
         self.named = _named_parameters(parameters)
         gen = torch.Generator().manual_seed(seed)

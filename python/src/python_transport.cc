@@ -68,8 +68,12 @@ class PythonTransport final : public Transport {
     try {
       return f();
     } catch (py::error_already_set& e) {
+      // The exception's type and text, without pybind11's traceback (e.what() appends it).
+      std::string text = py::str(e.type().attr("__name__"));
+      const std::string message = py::str(e.value());
+      if (!message.empty()) text += ": " + message;
       throw TransportError("rank " + std::to_string(rank_) + ": python transport " + name +
-                           " failed: " + e.what());
+                           " failed: " + text);
     }
   }
 

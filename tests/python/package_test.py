@@ -377,6 +377,27 @@ class CommunicatorTest(unittest.TestCase):
         for option in ({"c": 8.9}, {"c": 8, "warmup_steps": 2.5}, {"min_coded_numel": "9"}):
             with self.assertRaisesRegex(ValueError, "expected an integer"):
                 cerar.ddp.CerarHookState(comm, **option)
+        # The restored state's hook says what to do (AttributeError from inside the hook before).
+
+        class Bucket:
+            def buffer(self):
+                return torch.zeros(4)
+
+            def gradients(self):
+                return [torch.zeros(4)]
+
+            def is_last(self):
+                return True
+
+        import torch
+        future = cerar.ddp.cerar_hook(copy, Bucket())
+        with self.assertRaisesRegex(Exception, "CerarHookState.comm is None"):
+            future.wait()
+        self.assertIsInstance(copy.last_error, ValueError)
+        import cerar.drift
+        for buckets in (0, -1, None, 1.5):
+            with self.assertRaisesRegex(ValueError, "buckets = .*, expected an integer >= 1"):
+                cerar.drift.DriftProbe(comm, [torch.zeros(3)], buckets=buckets)
 
     def test_invalid_buffers_raise_before_any_communication(self):
         ring = ThreadRing(2)
@@ -391,6 +412,20 @@ class CommunicatorTest(unittest.TestCase):
         three = cerar.load_design(os.path.join(MATRICES, "eps_N3_c6.json"))
         with self.assertRaisesRegex(cerar.InvalidArgument, "N = 3"):
             comm.allreduce(np.zeros(4), three)
+        # "False" is a true string: it once averaged.
+        with self.assertRaisesRegex(cerar.InvalidArgument, "average = 'False', expected True"):
+            comm.allreduce(np.zeros(4), None, average="False")
+        import torch
+        # A sparse tensor has no storage to reduce in place (torch's RuntimeError before), and
+        # a torch object that is no tensor was taken for one (AttributeError).
+        with self.assertRaisesRegex(cerar.InvalidArgument, "layout torch.sparse_coo"):
+            comm.allreduce(torch.ones(8).to_sparse())
+        with self.assertRaisesRegex(cerar.InvalidArgument, "Size, expected a torch tensor"):
+            comm.allreduce(torch.Size([3]))
+        with self.assertRaisesRegex(cerar.InvalidArgument, "encoder rank = '0', expected an integer"):
+            three.encoder("0")
+        with self.assertRaisesRegex(cerar.InvalidArgument, "decoder rank = 2147483648, out of range"):
+            three.decoder(2**31)
         self.assertEqual(comm.failure, "")
 
     def test_ranks_that_disagree_all_get_the_error(self):
@@ -449,6 +484,9 @@ class CommunicatorTest(unittest.TestCase):
         out, comms = run_ranks(3, body, fail_rank=1, timeout=2)
         self.assertIsInstance(out[1][1], cerar.TransportError)
         self.assertIn("link to rank 0 cut", str(out[1][1]))
+        # The type and text of the Python exception, without pybind11's traceback ("At:").
+        self.assertTrue(str(out[1][1]).endswith("wait failed: ConnectionError: link to rank 0 cut"),
+                        str(out[1][1]))
         with self.assertRaisesRegex(cerar.TransportError, "unusable.*link to rank 0 cut"):
             comms[1].allreduce(np.ones(100))
 
