@@ -84,9 +84,16 @@ class CerarHookState:
             raise ValueError("accumulation %r, expected one of %s"
                              % (accumulation, ", ".join(ACCUMULATIONS)))
         warmup_steps = whole("warmup_steps", warmup_steps, ValueError)
-        min_coded_numel = whole("min_coded_numel", min_coded_numel, ValueError)
+        min_coded_numel = whole("min_coded_numel", min_coded_numel, ValueError, (0, 2**63 - 1,
+                                                                                 "an element count"))
+        for name, value in (("exact_1d", exact_1d), ("preserve_zeros", preserve_zeros),
+                            ("scale_rows", scale_rows)):
+            if not isinstance(value, bool):  # "False" is a true string
+                raise ValueError("%s = %r, expected True or False" % (name, value))
         if c is not None:
             c = whole("c", c, ValueError)
+            if c < 1:
+                raise ValueError("c = %d, expected >= 1" % c)
             if design is not None:
                 raise ValueError("give a design or c, not both")
             design = _design_for(comm.size, c, accumulation)

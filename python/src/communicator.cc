@@ -48,17 +48,18 @@ Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const 
                                           bool average, Accumulation accumulation) {
   const Key key{count, int(dtype), int(average), design ? design->fingerprint() : 0,
                 int(accumulation)};
-  auto it = cache_.find(key);
-  if (it != cache_.end()) {
-    if (check_every_call_) {
-      std::uint64_t h = 0;
-      for (std::uint64_t v : {std::uint64_t(count), std::uint64_t(dtype), std::uint64_t(average),
-                              std::get<3>(key), std::uint64_t(accumulation)})
-        h = Mix(h, v);
-      transport_->CheckAgreement("all-reduce call (count, dtype, op, design, accumulation)", h);
-    }
-    return it->second;
+  if (check_every_call_) {
+    // On every call, cached or not, and first: a rank that reuses its cached object and one that
+    // builds a new one then meet in the same check (they met in different checks, and each
+    // rank's message told another story).
+    std::uint64_t h = 0;
+    for (std::uint64_t v : {std::uint64_t(count), std::uint64_t(dtype), std::uint64_t(average),
+                            std::get<3>(key), std::uint64_t(accumulation)})
+      h = Mix(h, v);
+    transport_->CheckAgreement("all-reduce call (count, dtype, op, design, accumulation)", h);
   }
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
   AllReduceOptions options;
   options.dtype = dtype;
   options.op = average ? ReduceOp::kAverage : ReduceOp::kSum;

@@ -377,6 +377,12 @@ class CommunicatorTest(unittest.TestCase):
         for option in ({"c": 8.9}, {"c": 8, "warmup_steps": 2.5}, {"min_coded_numel": "9"}):
             with self.assertRaisesRegex(ValueError, "expected an integer"):
                 cerar.ddp.CerarHookState(comm, **option)
+        for option, words in (({"c": 0}, "c = 0, expected >= 1"),
+                              ({"min_coded_numel": -5}, "min_coded_numel = -5, out of range"),
+                              ({"exact_1d": "no"}, "exact_1d = 'no', expected True or False"),
+                              ({"preserve_zeros": "False"}, "preserve_zeros = 'False'")):
+            with self.assertRaisesRegex(ValueError, words):
+                cerar.ddp.CerarHookState(comm, **option)
         # The restored state's hook says what to do (AttributeError from inside the hook before).
 
         class Bucket:
@@ -454,6 +460,19 @@ class CommunicatorTest(unittest.TestCase):
         for r in range(3):
             self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
             self.assertIn("disagree on all-reduce call", str(out[r][1]))
+        # Rank 0 builds a new object (average differs) while the others reuse theirs: every rank
+        # meets in the same call check (rank 0 was in the algorithm check, the others in the call
+        # check, and the messages disagreed).
+
+        def mixed(comm):
+            comm.allreduce(np.ones(64), None, average=True)
+            comm.allreduce(np.ones(64), None, average=comm.rank != 0)
+
+        out, _ = run_ranks(3, mixed, check_every_call=True)
+        for r in range(3):
+            self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
+            self.assertIn("disagree on all-reduce call (count, dtype, op, design, accumulation)",
+                          str(out[r][1]))
         out, _ = run_ranks(3, lambda comm: [comm.allreduce(np.ones(64), eps) for _ in range(3)],
                            check_every_call=True)
         for r in range(3):
