@@ -210,6 +210,13 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
             "(pick_design or load_design work without it)")
     N = whole("N", N, _cerar.InvalidArgument, C_INT)
     c = whole("c", c, _cerar.InvalidArgument, C_INT)
+    for name, value in (("construction", construction), ("precision", precision)):
+        if not isinstance(value, str):  # pybind11's generic TypeError otherwise
+            raise _cerar.InvalidArgument("make_design: %s = %r, expected a name (a str)"
+                                         % (name, value))
+    if eps is not None and (isinstance(eps, (str, bool)) or not isinstance(eps, (int, float))
+                            and type(eps).__module__ != "numpy"):
+        raise _cerar.InvalidArgument("make_design: eps = %r, expected a number" % (eps,))
     _check_cost("make_design(N=%d, c=%d)" % (N, c),
                 *_cerar._make_design_cost(N, c, eps is None, precision))
     native = _cerar._make_design(construction, N, c, None if eps is None else float(eps),

@@ -151,6 +151,18 @@ class DesignTest(unittest.TestCase):
                     cerar.make_design(8, 16)
             self.assertEqual(made.call_count, 1)  # refused before any work
 
+    @unittest.skipUnless(_cerar._with_toolkit, "make_design needs the toolkit")
+    def test_make_design_names_arguments_of_the_wrong_type(self):
+        # pybind11's generic "incompatible function arguments" TypeError before; a string eps
+        # was read by float().
+        for kwargs, words in (({"precision": None}, "precision = None, expected a name"),
+                              ({"construction": 3}, "construction = 3, expected a name"),
+                              ({"eps": "0.1"}, "eps = '0.1', expected a number"),
+                              ({"eps": True}, "eps = True, expected a number")):
+            with self.assertRaisesRegex(cerar.InvalidArgument, words):
+                cerar.make_design(4, 8, **kwargs)
+        self.assertEqual(cerar.make_design(4, 8, eps=np.float64(1e-2)).N, 4)
+
     def test_counts_are_integers_never_truncated(self):
         # int(8.7) would give 8 without a word: the package refuses it, and takes numpy's ints.
         with self.assertRaisesRegex(cerar.InvalidArgument, r"c = 8\.7, expected an integer"):
