@@ -23,3 +23,14 @@ def whole(name, value, error, limits=None):
             raise error("%s = %d, out of range: %s holds %d to %d"
                         % (name, value, limits[2], limits[0], limits[1]))
     raise error("%s = %r, expected an integer" % (name, value))
+
+
+def number(name, value, error):
+    """`value` as a float: Python and numpy numbers pass; a string or bool raises `error` naming
+    it, where float() would read "5" as 5."""
+    if not isinstance(value, (str, bytes, bool)):
+        try:
+            return float(operator.index(value)) if hasattr(value, "__index__") else float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise error("%s = %r, expected a number" % (name, value))

@@ -10,7 +10,7 @@ import atexit
 import sys
 
 from . import _cerar
-from ._args import UINT64, whole
+from ._args import UINT64, number, whole
 from .designs import Design
 
 _DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32",
@@ -155,6 +155,14 @@ _previous_excepthook = sys.excepthook
 _mpi_registered = False
 
 
+def _timeout(what, value):
+    value = number("timeout_s", value, _cerar.InvalidArgument)
+    if not value > 0:  # NaN too
+        raise _cerar.InvalidArgument("%s: timeout_s = %r, expected seconds > 0 (inf: no limit)"
+                                     % (what, value))
+    return value
+
+
 def _segment_bytes(value):
     value = whole("segment_bytes", value, _cerar.InvalidArgument, UINT64)
     if value < 1:
@@ -181,8 +189,10 @@ def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=Fal
         _mpi_registered = True
         sys.excepthook = _excepthook
         atexit.register(_finalize_mpi)
-    return Communicator(_cerar._mpi_communicator(float(timeout_s), _segment_bytes(segment_bytes),
-                                                 bool(check_every_call)), "mpi")
+    timeout_s = _timeout("MPI communicator", timeout_s)
+    return Communicator(_cerar._mpi_communicator(timeout_s, _segment_bytes(segment_bytes),
+                                                 _flag("check_every_call", check_every_call)),
+                        "mpi")
 
 
 def mpi_world():
@@ -198,11 +208,14 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20,
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
     torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's."""
     from .torch_transport import TorchTransport
-    timeout_s = float(timeout_s)
-    if not timeout_s > 0:  # NaN too
-        raise _cerar.InvalidArgument("torch communicator: timeout_s = %r, expected seconds > 0 "
-                                     "(inf: no limit)" % timeout_s)
+    timeout_s = _timeout("torch communicator", timeout_s)
+    if timeout_s < 1e-3:
+        # torch.distributed counts whole milliseconds: less is 0 ms, and the first wait fails.
+        raise _cerar.InvalidArgument("torch communicator: timeout_s = %r, expected >= 0.001 s "
+                                     "(torch.distributed's resolution)" % timeout_s)
+    segment_bytes = _segment_bytes(segment_bytes)
+    check_every_call = _flag("check_every_call", check_every_call)
     impl = TorchTransport(group, timeout_s)
-    native = _cerar._python_communicator(impl, impl.rank, impl.size,
-                                          _segment_bytes(segment_bytes), bool(check_every_call))
+    native = _cerar._python_communicator(impl, impl.rank, impl.size, segment_bytes,
+                                          check_every_call)
     return Communicator(native, "torch")

@@ -29,7 +29,7 @@ job's process group. It costs two full all-reduces and is not part of the method
 """
 import torch
 
-from ._args import whole
+from ._args import number, whole
 
 _MAX_BUCKETS = 64
 
@@ -206,6 +206,8 @@ class DriftControl:
             raise ValueError("resync_every = %r, expected >= 1 or None" % (resync_every,))
         if resync_above is not None and not probe_every:
             raise ValueError("resync_above needs probe_every")
+        if resync_above is not None:
+            resync_above = number("resync_above", resync_above, ValueError)
         if resync_above is not None and not resync_above > 0:
             raise ValueError("resync_above = %r, expected > 0" % (resync_above,))
         if start_after < 0:

@@ -413,6 +413,13 @@ class CommunicatorTest(unittest.TestCase):
             future.wait()
         self.assertIsInstance(copy.last_error, ValueError)
         import cerar.drift
+        with self.assertRaisesRegex(ValueError, "resync_above = 'x', expected a number"):
+            cerar.drift.DriftControl(comm, [torch.zeros(3)], probe_every=1, resync_above="x")
+        for bad in ("5", None, True, float("nan"), 0):
+            with self.assertRaisesRegex(cerar.InvalidArgument, "timeout_s = "):
+                cerar.torch_communicator(timeout_s=bad)
+        with self.assertRaisesRegex(cerar.InvalidArgument, "expected >= 0.001 s"):
+            cerar.torch_communicator(timeout_s=1e-9)
         for buckets in (0, -1, None, 1.5):
             with self.assertRaisesRegex(ValueError, "buckets = .*, expected an integer >= 1"):
                 cerar.drift.DriftProbe(comm, [torch.zeros(3)], buckets=buckets)
