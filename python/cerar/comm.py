@@ -20,6 +20,8 @@ _DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32"
 # then wait for peers that are stuck or gone, so the process exits without it and mpirun ends
 # the job (its message names the process). A clean run finalises, and mpirun sees a clean exit.
 _failed = False
+# Arrays of failed all-reduces, kept alive for the rest of the process (see allreduce).
+_abandoned = []
 
 
 def _buffer(array):
@@ -101,6 +103,9 @@ class Communicator:
         except _cerar.TransportError:
             global _failed
             _failed = True
+            # The exact ring sends and receives in the array itself: a receive the failure could
+            # not cancel may still land there, so the array is kept alive (never freed).
+            _abandoned.append(array)
             raise
         return array
 

@@ -176,7 +176,13 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
 }
 
 CodedAllReduce::~CodedAllReduce() {
-  if (workspace_) backend_.Free(workspace_);
+  // After a failed run the transport may still write into the workspace (a receive posted before
+  // the failure, a peer's late message): leak it rather than let that land in freed memory.
+  if (!workspace_) return;
+  if (failed_)
+    detail::Abandon(workspace_);
+  else
+    backend_.Free(workspace_);
 }
 
 std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
@@ -193,6 +199,7 @@ void CodedAllReduce::Run(void* buffer) {
     throw InvalidArgument("coded all-reduce: the back end holds another coded all-reduce's design "
                           "(constructed later on the same back end); give each its own back end");
   backend_.SetAccumulation(options_.accumulation);  // a ring on the same back end resets it
+  const detail::FailureFlag failure(failed_);
   const int N = design_.N(), c = design_.c(), L = design_.L();
   const DType dt = options_.dtype;
   const std::size_t es = SizeOf(dt);

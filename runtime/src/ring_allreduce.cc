@@ -64,7 +64,13 @@ void RingAllReduce::Init() {
 }
 
 RingAllReduce::~RingAllReduce() {
-  if (scratch_) backend_.Free(scratch_);
+  // After a failed run the transport may still write into the scratch: leak it (as the coded
+  // engine does its workspace).
+  if (!scratch_) return;
+  if (failed_)
+    detail::Abandon(scratch_);
+  else
+    backend_.Free(scratch_);
 }
 
 std::uint64_t RingAllReduce::expected_bytes_per_run() const {
@@ -121,6 +127,7 @@ void RingAllReduce::Run(void* buffer) {
   // The ring adds in the buffer's type whatever a coded engine on the same back end left set
   // (a float64-state accumulation would read the float32 buffer as doubles).
   backend_.SetAccumulation(Accumulation::kBuffer);
+  const detail::FailureFlag failure(failed_);
   const DType dt = options_.dtype;
   const std::size_t N = transport_.size(), es = SizeOf(dt);
   char* data = static_cast<char*>(buffer);

@@ -1,7 +1,11 @@
 #pragma once
-// Host-clock accounting for RunTimes (allreduce.h): a Stopwatch adds its scope's duration to one
-// field, also when the scope ends by an exception.
+// What a run leaves behind. Host-clock accounting for RunTimes (allreduce.h): a Stopwatch adds its
+// scope's duration to one field, also when the scope ends by an exception. After a failed run:
+// FailureFlag marks the engine, Abandon keeps the blocks a transport may still write into.
 #include <chrono>
+#include <exception>
+#include <mutex>
+#include <vector>
 
 #include "cerar/runtime/allreduce.h"
 
@@ -19,5 +23,34 @@ class Stopwatch {
   double& total_;
   Clock::time_point start_;
 };
+
+// Sets `failed` when its scope ends by an exception: a run that failed may leave receives posted
+// into the engine's buffers (an MPI transport cannot take them back), so its destructor must not
+// free them.
+class FailureFlag {
+ public:
+  explicit FailureFlag(bool& failed) : failed_(failed), entry_(std::uncaught_exceptions()) {}
+  ~FailureFlag() {
+    if (std::uncaught_exceptions() > entry_) failed_ = true;
+  }
+  FailureFlag(const FailureFlag&) = delete;
+  FailureFlag& operator=(const FailureFlag&) = delete;
+
+ private:
+  bool& failed_;
+  int entry_;
+};
+
+// Keeps a block that a failed run may still be written into reachable until the process ends:
+// never freed, and not a leak to a leak checker (LeakSanitizer reports unreachable blocks only).
+inline void Abandon(void* block) {
+  static std::mutex mutex;
+  static std::vector<void*>* blocks = new std::vector<void*>();  // never destroyed
+  const std::lock_guard<std::mutex> lock(mutex);
+  try {
+    blocks->push_back(block);
+  } catch (...) {  // out of memory: the block stays unfreed all the same
+  }
+}
 
 }  // namespace cerar::detail

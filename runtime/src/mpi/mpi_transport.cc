@@ -15,6 +15,7 @@
 #include "cerar/errors.h"
 #include "deadline.h"
 #include "mpi/mpi_check.h"
+#include "run_timer.h"
 
 namespace cerar {
 namespace {
@@ -36,17 +37,18 @@ class MpiTransport final : public Transport {
 
   ~MpiTransport() override {
     // With requests still pending (a run that threw), freeing the communicator could block;
-    // the program is about to abort anyway, so leave it to MPI_Abort / MPI_Finalize.
-    // A transport that outlives MPI_Finalize (a static) must not touch MPI any more.
+    // leave it to MPI_Abort / MPI_Finalize. A transport that outlives MPI_Finalize (a static)
+    // must not touch MPI any more.
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (pending_.empty() && !finalized) MPI_Comm_free(&comm_);
+    if (pending_.empty() && failure_.empty() && !finalized) MPI_Comm_free(&comm_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
   Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
+    CheckUsable();
     if (bytes > static_cast<std::size_t>(INT_MAX))
       throw InvalidArgument("MPI transport: message of " + std::to_string(bytes) +
                             " bytes exceeds INT_MAX; use a smaller segment size");
@@ -62,6 +64,7 @@ class MpiTransport final : public Transport {
   }
 
   void Wait(Handle handle) override {
+    CheckUsable();
     if (handle >= next_handle_)
       throw InvalidArgument("MPI transport: rank " + std::to_string(rank_) +
                             " waits on exchange " + std::to_string(handle) + " never started");
@@ -71,13 +74,12 @@ class MpiTransport final : public Transport {
         if (Clock::now() > deadline) {
           const Pending& p = pending_.front();
           if (p.req[0] != MPI_REQUEST_NULL)
-            throw TransportError("rank " + std::to_string(rank_) + ": no data from rank " +
-                                 std::to_string(prev()) + " for " + Seconds() +
-                                 " (MPI transport, exchange " + std::to_string(completed_) +
-                                 ", " + std::to_string(p.bytes) + " bytes)");
-          throw TransportError("rank " + std::to_string(rank_) + ": rank " +
-                               std::to_string(next()) + " took no data for " + Seconds() +
-                               " (MPI transport, exchange " + std::to_string(completed_) + ")");
+            Fail("rank " + std::to_string(rank_) + ": no data from rank " +
+                 std::to_string(prev()) + " for " + Seconds() + " (MPI transport, exchange " +
+                 std::to_string(completed_) + ", " + std::to_string(p.bytes) + " bytes)");
+          Fail("rank " + std::to_string(rank_) + ": rank " + std::to_string(next()) +
+               " took no data for " + Seconds() + " (MPI transport, exchange " +
+               std::to_string(completed_) + ")");
         }
         Pause(polls);
       }
@@ -91,17 +93,23 @@ class MpiTransport final : public Transport {
     }
   }
   void CheckAgreement(const std::string& what, std::uint64_t value) override {
-    std::vector<unsigned long long> all(size_);
-    unsigned long long mine = value;
+    CheckUsable();
+    // all[0 .. size): every rank's value; all[size]: this rank's, sent from there (one block,
+    // abandoned whole if the check times out with the all-gather still posted).
+    std::vector<unsigned long long> all(size_ + 1);
+    all[size_] = value;
     MPI_Request req;
-    CERAR_MPI_CHECK(MPI_Iallgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1,
+    CERAR_MPI_CHECK(MPI_Iallgather(&all[size_], 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1,
                                    MPI_UNSIGNED_LONG_LONG, comm_, &req));
     const auto deadline = Deadline();
     for (int done = 0, spins = 0; !done; ++spins) {
       CERAR_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-      if (!done && Clock::now() > deadline)
-        throw TransportError("rank " + std::to_string(rank_) + ": not every rank joined the check "
-                             "of " + what + " within " + Seconds() + " (MPI transport)");
+      if (!done && Clock::now() > deadline) {
+        // The all-gather stays posted on `all`: keep its block alive, as a failed run's buffers.
+        detail::Abandon(new std::vector<unsigned long long>(std::move(all)));
+        Fail("rank " + std::to_string(rank_) + ": not every rank joined the check of " + what +
+             " within " + Seconds() + " (MPI transport)");
+      }
       if (!done) Pause(spins);
     }
     for (int r = 0; r < size_; ++r)
@@ -116,6 +124,29 @@ class MpiTransport final : public Transport {
   void ResetCounters() override { bytes_sent_ = 0; }
 
  private:
+  // A timeout leaves the ranks anywhere in the protocol: the transport refuses further work
+  // (a second run on it mixed its exchanges with the failed run's and crashed), and cancels the
+  // receives it had posted, so that a peer's late message does not land in buffers their owners
+  // may free. A receive already matched cannot be cancelled: engines keep their buffers after
+  // a failed run for that reason (allreduce.h).
+  [[noreturn]] void Fail(const std::string& message) {
+    failure_ = message;
+    for (Pending& p : pending_) {
+      if (p.req[0] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&p.req[0]);  // best effort: errors here change nothing for the caller
+        MPI_Request_free(&p.req[0]);
+      }
+      if (p.req[1] != MPI_REQUEST_NULL) MPI_Request_free(&p.req[1]);  // the send may go on
+    }
+    pending_.clear();
+    throw TransportError(message);
+  }
+  void CheckUsable() const {
+    if (!failure_.empty())
+      throw TransportError("MPI transport of rank " + std::to_string(rank_) +
+                           ": unusable after an earlier failure: " + failure_);
+  }
+
   // Tests the oldest exchange in flight; when both its halves are complete, pops it and returns
   // true. (MPI_Test on a completed request sets it to MPI_REQUEST_NULL, which tests as done.)
   bool RetireFront() {
@@ -167,6 +198,7 @@ class MpiTransport final : public Transport {
   std::deque<Pending> pending_;
   Handle next_handle_ = 0, completed_ = 0;
   std::uint64_t bytes_sent_ = 0;
+  std::string failure_;  // the first failure's message; then every call throws
 };
 
 }  // namespace

@@ -60,7 +60,10 @@ class CodedAllReduce {
   CodedAllReduce& operator=(const CodedAllReduce&) = delete;
 
   // buffer: `count` elements of `options.dtype`; on return it holds this rank's decoded
-  // estimate of the sum (or average) over ranks. Collective.
+  // estimate of the sum (or average) over ranks. Collective. When it throws mid-protocol, the
+  // buffer holds partial values and the transport may still have receives posted into this
+  // object's workspace (and sends from the buffer): the object then leaks its workspace when
+  // destroyed, and the buffer should outlive the transport.
   void Run(void* buffer);
 
   std::size_t count() const { return count_; }
@@ -85,6 +88,7 @@ class CodedAllReduce {
   void* workspace_ = nullptr;
   std::uint64_t id_ = 0;  // stamped on the back end with the matrices (ComputeBackend::holder)
   RunTimes times_;
+  bool failed_ = false;  // a run threw mid-protocol: the workspace is leaked, not freed
 };
 
 class RingAllReduce {
@@ -121,6 +125,7 @@ class RingAllReduce {
   std::size_t scratch_bytes_ = 0;
   void* scratch_ = nullptr;
   RunTimes times_;
+  bool failed_ = false;  // a run threw mid-protocol: the scratch is leaked, not freed
 };
 
 }  // namespace cerar
