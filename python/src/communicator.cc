@@ -27,20 +27,8 @@ Communicator::Communicator(std::unique_ptr<Transport> transport, std::size_t seg
 }
 
 Communicator::~Communicator() {
-  if (!failure_.empty()) {
-    // A run that failed may leave receives posted into the cached objects' buffers, which an MPI
-    // transport cannot take back: a peer's late message would land in freed memory (a segfault
-    // in the next MPI call). So after a failure the objects and their back ends are leaked, and
-    // the transport, whose destructor leaves requests in flight alone, with them.
-    for (auto& [key, entry] : cache_) {
-      (void)entry.backend.release();
-      (void)entry.coded.release();
-      (void)entry.ring.release();
-    }
-    (void)transport_.release();
-    return;
-  }
-  // The all-reduce objects refer to the transport: destroy them first.
+  // The all-reduce objects refer to the transport: destroy them first. After a failed run they
+  // keep the buffers a transport may still write into (the engines abandon them, allreduce.h).
   cache_.clear();
 }
 
