@@ -34,3 +34,13 @@ def number(name, value, error):
         except (TypeError, ValueError, OverflowError):
             pass
     raise error("%s = %r, expected a number" % (name, value))
+
+
+def flag(name, value, error):
+    """A bool option: True/False, 0/1 or a numpy bool; a string such as "False", which bool()
+    reads as True, raises `error` naming it."""
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    if type(value).__name__ in ("bool_", "bool") and type(value).__module__ == "numpy":
+        return bool(value)
+    raise error("%s = %r, expected True or False" % (name, value))

@@ -10,7 +10,7 @@ import atexit
 import sys
 
 from . import _cerar
-from ._args import UINT64, number, whole
+from ._args import UINT64, flag, number, whole
 from .designs import Design
 
 _DTYPE_NAMES = {"torch.float32": "f32", "torch.float64": "f64", "float32": "f32",
@@ -60,13 +60,7 @@ def _buffer(array):
 
 
 def _flag(name, value):
-    """A bool option: True/False (or a numpy/torch bool), never a string such as "False", which
-    bool() reads as True."""
-    if isinstance(value, (bool, int)) and value in (0, 1):
-        return bool(value)
-    if type(value).__name__ in ("bool_", "bool") and type(value).__module__ == "numpy":
-        return bool(value)
-    raise _cerar.InvalidArgument("%s = %r, expected True or False" % (name, value))
+    return flag(name, value, _cerar.InvalidArgument)
 
 
 class Communicator:

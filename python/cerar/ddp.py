@@ -37,7 +37,7 @@ import torch
 
 from . import _cerar
 from .comm import Communicator
-from ._args import whole
+from ._args import flag, whole
 from .designs import Design
 
 
@@ -86,10 +86,9 @@ class CerarHookState:
         warmup_steps = whole("warmup_steps", warmup_steps, ValueError)
         min_coded_numel = whole("min_coded_numel", min_coded_numel, ValueError, (0, 2**63 - 1,
                                                                                  "an element count"))
-        for name, value in (("exact_1d", exact_1d), ("preserve_zeros", preserve_zeros),
-                            ("scale_rows", scale_rows)):
-            if not isinstance(value, bool):  # "False" is a true string
-                raise ValueError("%s = %r, expected True or False" % (name, value))
+        exact_1d = flag("exact_1d", exact_1d, ValueError)
+        preserve_zeros = flag("preserve_zeros", preserve_zeros, ValueError)
+        scale_rows = flag("scale_rows", scale_rows, ValueError)
         if c is not None:
             c = whole("c", c, ValueError)
             if c < 1:

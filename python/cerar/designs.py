@@ -201,15 +201,19 @@ def pick_design(N, c, dtype="float32"):
     return load_design(entries[figures.index(min(figures))]["path"])
 
 
-def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="auto"):
+def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="auto",
+                max_digits=None):
     """Makes a design with the toolkit: the `construction` ("eps" or "vandermonde") with eps tuned
-    for `dtype` (or the given eps). Needs a build with the toolkit (CERAR_BUILD_DESIGN=ON)."""
+    for `dtype` (or the given eps). `max_digits` bounds the high-precision analysis (50 ... 10000
+    digits, default the toolkit's; `cerar design --max-digits`). Needs a build with the toolkit (CERAR_BUILD_DESIGN=ON)."""
     if not _cerar._with_toolkit:
         raise _cerar.InvalidArgument(
             "make_design needs the design toolkit; this build has CERAR_BUILD_DESIGN=OFF "
             "(pick_design or load_design work without it)")
     N = whole("N", N, _cerar.InvalidArgument, C_INT)
     c = whole("c", c, _cerar.InvalidArgument, C_INT)
+    max_digits = (_cerar._default_max_digits if max_digits is None
+                  else whole("max_digits", max_digits, _cerar.InvalidArgument, C_INT))
     for name, value in (("construction", construction), ("precision", precision)):
         if not isinstance(value, str):  # pybind11's generic TypeError otherwise
             raise _cerar.InvalidArgument("make_design: %s = %r, expected a name (a str)"
@@ -220,7 +224,7 @@ def make_design(N, c, dtype="float32", construction="eps", eps=None, precision="
     _check_cost("make_design(N=%d, c=%d)" % (N, c),
                 *_cerar._make_design_cost(N, c, eps is None, precision))
     native = _cerar._make_design(construction, N, c, None if eps is None else float(eps),
-                                 _arithmetic(dtype), precision)
+                                 _arithmetic(dtype), precision, max_digits)
     return Design(native)
 
 

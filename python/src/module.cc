@@ -124,27 +124,30 @@ void BindDesign(py::module_& m) {
       py::arg("dtype"), py::arg("accumulation"));
 #ifdef CERAR_PYTHON_WITH_DESIGN
   m.attr("_with_toolkit") = true;
+  m.attr("_default_max_digits") = design::kDefaultMaxDigits;
   // eps None: tune eps for the arithmetic (TuneEps); otherwise that eps (checked as given).
   m.def(
       "_make_design",
       [](const std::string& construction, int N, int c, std::optional<double> eps,
-         const std::string& arithmetic,
-         const std::string& precision) {
+         const std::string& arithmetic, const std::string& precision, int max_digits) {
         py::gil_scoped_release release;
         const auto kind = design::ParseConstruction(construction);
         const auto prec = design::ParsePrecision(precision);
         if (!eps)
-          return design::TuneEps(kind, N, c, design::ParseArithmetic(arithmetic), prec).design;
+          return design::TuneEps(kind, N, c, design::ParseArithmetic(arithmetic), prec,
+                                 max_digits)
+              .design;
         design::ConstructionOptions o;
         o.construction = kind;
         o.N = N;
         o.c = c;
         o.eps = *eps;
         o.precision = prec;
+        o.max_digits = max_digits;
         return design::MakeConstruction(o);
       },
       py::arg("construction"), py::arg("N"), py::arg("c"), py::arg("eps"), py::arg("arithmetic"),
-      py::arg("precision"));
+      py::arg("precision"), py::arg("max_digits"));
   // The toolkit's cost model (cerar/design/cost.h): (seconds, bytes) of make_design, so that
   // Python refuses what cannot fit and warns of what takes long, as the CLI does.
   m.def(

@@ -83,7 +83,7 @@ TEST(Ladder, TooFewDigitsIsIllConditionedNeverSingular) {
   o.max_digits = 100;
   const std::string what = MessageOf([&] { MakeConstruction(o); });
   EXPECT_NE(what.find("too ill-conditioned for 100 digits"), std::string::npos) << what;
-  EXPECT_NE(what.find("use --max-digits 200"), std::string::npos) << what;
+  EXPECT_NE(what.find("raise the digit limit to 200 (cerar --max-digits, Python max_digits)"), std::string::npos) << what;
   EXPECT_NE(what.find("kappa_dec ≈ "), std::string::npos) << what;
   EXPECT_EQ(what.find("singular"), std::string::npos) << what;
 }

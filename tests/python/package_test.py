@@ -131,6 +131,21 @@ class DesignTest(unittest.TestCase):
                 cerar.make_design(4, 8, eps=bad)
 
     @unittest.skipUnless(_cerar._with_toolkit, "make_design needs the toolkit")
+    def test_make_design_takes_the_digit_limit_its_advice_names(self):
+        # The toolkit's advice for a design too ill-conditioned for the ladder named only the
+        # CLI's --max-digits, which make_design did not take.
+        with self.assertRaisesRegex(cerar.NumericalError,
+                                    r"too ill-conditioned for 100 digits.*raise the digit limit "
+                                    r"to 200 \(cerar --max-digits, Python max_digits\)"):
+            cerar.make_design(4, 24, construction="vandermonde", eps=1e-2, max_digits=100)
+        for bad, words in ((10, "max digits 10: expected 50 ... 10000"),
+                           ("200", "max_digits = '200', expected an integer")):
+            with self.assertRaisesRegex(cerar.InvalidArgument, words):
+                cerar.make_design(4, 8, eps=0.01, max_digits=bad)
+        self.assertEqual(cerar.make_design(4, 8, eps=0.01, max_digits=50).fingerprint,
+                         cerar.make_design(4, 8, eps=0.01).fingerprint)
+
+    @unittest.skipUnless(_cerar._with_toolkit, "make_design needs the toolkit")
     def test_make_design_estimates_its_cost_first(self):
         # The CLI's cost model (docs/hardening.md): make_design(4096, 1) took hours in silence.
         import unittest.mock

@@ -127,8 +127,9 @@ R Climb(const At& at, const FiguresOf& figures_of, int max_digits, const std::st
   }
   const int top = rungs.back();
   throw NumericalError(what + ": too ill-conditioned for " + std::to_string(top) + " digits (" +
-                       kappa + "): " + reason + "; use --max-digits " +
-                       std::to_string(std::min(2 * top, kMaxDigits)));
+                       kappa + "): " + reason + "; raise the digit limit to " +
+                       std::to_string(std::min(2 * top, kMaxDigits)) +
+                       " (cerar --max-digits, Python max_digits)");
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ struct Certified {
 // agree to kTargetDigits (and no condition number is +inf below the top rung). With one rung
 // (max_digits = 50) the result is returned uncertified. Throws NumericalError naming `what`:
 // "singular" when every rung (two at least) finds a Gram matrix rank-deficient, else "too
-// ill-conditioned for P digits (kappa ≈ ...) ...; use --max-digits 2P".
+// ill-conditioned for P digits (kappa ≈ ...) ...; raise the digit limit to 2P (cerar
+// --max-digits, Python max_digits)".
 Certified DeriveCertified(const std::function<Derivation(int digits)>& derive, int max_digits,
                           const std::string& what);
 
