@@ -63,9 +63,9 @@ for k in ("measured_err_rms", "recorded_err_rms", "bytes_sent_per_rank", "ring_b
     assert k in r, k
 m = -(-20011 // 8)
 assert r["bytes_sent_per_rank"] == 10 * m * 8, r["bytes_sent_per_rank"]  # L * ceil(n/c) * 8
-assert abs(r["measured_err_rms"] / r["recorded_err_rms"] - 1) < 0.2
+assert abs(r["measured_err_rms"] / r["recorded_err_rms"] - 1) < 0.03  # seeds 1-5: within 1.1 %
 PY
-then ok "simulate --json: keys, exact bytes, error within 20% of err_rms"; else bad "simulate --json: $(cat "$work/sim.json")"; fi
+then ok "simulate --json: keys, exact bytes, error within 3% of err_rms"; else bad "simulate --json: $(cat "$work/sim.json")"; fi
 
 # Certified high precision (docs/error-model.md): vandermonde N = 4, eps = 1e-2, c = 16 has
 # kappa_dec 1.16e39; its exact figures are certified and right (scripts/reference-figures.py).
@@ -122,7 +122,7 @@ else
 fi
 expect_error "float64 refused: singular in float64" "rank j = 0.*singular in float64.*--precision auto or mp" -- design -N 4 -c 11 --construction vandermonde --eps 1e-2 --precision float64
 expect_error "float64 refused: figures untrusted" "float64 cannot be trusted here: kappa_dec of rank 1 is 2.99e+14" -- design -N 4 -c 16 --eps 1e-5 --precision float64
-expect_error "too ill-conditioned, not singular" "too ill-conditioned for 100 digits (kappa_dec ≈ 8.4e+59).*--max-digits 200" -- design -N 4 -c 24 --construction vandermonde --eps 1e-2 --max-digits 100
+expect_error "too ill-conditioned, not singular" "too ill-conditioned for 100 digits (kappa_dec ≈ 8.4e+59).*raise the digit limit to 200 (cerar --max-digits, Python max_digits)" -- design -N 4 -c 24 --construction vandermonde --eps 1e-2 --max-digits 100
 expect_error "max digits below 50" "max digits 20" -- design -N 4 -c 8 --eps 1e-3 --max-digits 20
 
 # Bad arguments: one line, exit 2.
