@@ -208,7 +208,8 @@ def check(rows, expected=("cerar", "ring", "mpi_allreduce", "mpi_allreduce_ring"
             err = r["rel_error"]
             if r["algorithm"] == "cerar":
                 pred = r["predicted_error"]
-                # docs/error-model.md: the model is validated to a factor 3 of measured errors.
+                # A loose sanity bound on one run: the test suite holds the model to
+                # [0.85, 1.2] of a float32 run (docs/error-model.md).
                 if not (pred and pred / 3 <= err <= 3 * pred):
                     failures.append(f"{what}: relative error {err:.3e}, design predicts {pred} "
                                     "(factor 3)")

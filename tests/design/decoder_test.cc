@@ -1,4 +1,5 @@
 // The least-squares decoder (PROTOCOL.md §4) and the analysis in float64 / mp50 (§5).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -37,10 +38,30 @@ void ExpectNormalEquations(const Design& d) {
   }
 }
 
-// err_op and err_rms recomputed from their definitions in long double, all N - 1 windows.
+// kappa_2 of a matrix from its singular values in long double.
+double Kappa(const MatrixXld& m) {
+  const auto s = Eigen::JacobiSVD<MatrixXld>(m).singularValues();
+  return double(s(0) / s(s.size() - 1));
+}
+
+// err_op, err_rms, kappa_dec and kappa_enc recomputed from their definitions (PROTOCOL.md §5) in
+// long double: all N - 1 windows, and the whole L x c encoder of every rank.
 void ExpectFiguresMatchDefinition(const Design& d, double rel) {
   const int N = d.N(), c = d.c();
   const Figures& f = *d.figures();
+  ASSERT_EQ(f.kappa_enc_per_rank.size(), std::size_t(N));
+  ASSERT_EQ(f.kappa_dec_per_rank.size(), std::size_t(N));
+  for (int i = 0; i < N; ++i) {
+    ASSERT_EQ(d.encoder(i).rows(), d.L());
+    const double enc = Kappa(d.encoder(i).cast<long double>());
+    const double dec = Kappa(d.decoder(i).cast<long double>());
+    EXPECT_NEAR(f.kappa_enc_per_rank[i], enc, rel * enc) << "rank " << i;
+    EXPECT_NEAR(f.kappa_dec_per_rank[i], dec, rel * dec) << "rank " << i;
+  }
+  EXPECT_EQ(f.kappa_enc, *std::max_element(f.kappa_enc_per_rank.begin(),
+                                           f.kappa_enc_per_rank.end()));
+  EXPECT_EQ(f.kappa_dec, *std::max_element(f.kappa_dec_per_rank.begin(),
+                                           f.kappa_dec_per_rank.end()));
   for (int j = 0; j < N; ++j) {
     MatrixXld block(c, (N - 1) * c);
     int col = 0;

@@ -81,8 +81,15 @@ double Float32Run(const Design& d, int m, unsigned seed) {
 
 class ErrorModel : public testing::TestWithParam<NC> {};
 
-TEST_P(ErrorModel, PredictsFloat32RunWithinFactor3) {
+// Measured / predicted is 0.92-1.07 on every approximate design here (c > N, both regimes), so
+// a band of [0.85, 1.2] catches a rounding term off by 1.5 in variance either way (a
+// factor 3 band let a rounding variance 5.6 times too large pass, i.e. u² per rounding instead
+// of 0.18 u²). For exact designs (c <= N) the model is on the safe side, 0.62-0.80: its
+// log-uniform mantissa average over-counts the roundings of such small sums.
+TEST_P(ErrorModel, PredictsFloat32Run) {
   const auto [N, c] = GetParam();
+  const bool exact = c <= N;
+  const double low = exact ? 0.5 : 0.85, high = exact ? 1.25 : 1.2;
   bool saw_approximation = false, saw_rounding = false;
   for (double eps : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5}) {
     const Design d = Make(Construction::kEps, N, c, eps);
@@ -90,8 +97,8 @@ TEST_P(ErrorModel, PredictsFloat32RunWithinFactor3) {
     const double predicted = PredictedError(f, N, c, Arithmetic::kFloat32);
     EXPECT_DOUBLE_EQ(predicted, PredictedError(d, Arithmetic::kFloat32));
     const double measured = Float32Run(d, 2048, 7 + N + 31 * c);
-    EXPECT_GT(measured, predicted / 3) << "eps " << eps << " err_rms " << f.err_rms;
-    EXPECT_LT(measured, predicted * 3) << "eps " << eps << " err_rms " << f.err_rms;
+    EXPECT_GT(measured, low * predicted) << "eps " << eps << " err_rms " << f.err_rms;
+    EXPECT_LT(measured, high * predicted) << "eps " << eps << " err_rms " << f.err_rms;
     // Which regime: approximation error dominates, or rounding does (>= 10x err_rms).
     if (f.err_rms > 0.8 * predicted) saw_approximation = true;
     if (predicted > 10 * f.err_rms) saw_rounding = true;

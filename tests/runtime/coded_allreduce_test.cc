@@ -7,6 +7,7 @@
 // c > N.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -250,30 +251,37 @@ TEST(CodedAllReduce, AverageDividesByN) {
 }
 
 // For c > N the design is approximate: on i.i.d. inputs the relative error ||S_hat_j - S|| / ||S||
-// (max over ranks) reproduces err_rms (PROTOCOL.md §5) within 20%.
+// of every rank j reproduces that rank's err_rms (PROTOCOL.md §5) within 2 %. They agree to
+// 0.3 % here; 20 % let a measure normalised by ||S - g_j|| instead of ||S|| pass for N >= 4
+// (+15 %, +12 %).
 class ErrRmsTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ErrRmsTest, MeasuredErrorMatchesErrRms) {
   const auto [N, c] = GetParam();
   const Design d = test::RandomDesign(N, c, 77);
-  // err_rms from the definition (the test design records no figures).
-  double predicted = 0;
+  // err_rms of each rank from the definition (the test design records no figures).
+  std::vector<double> predicted(N);
   for (int j = 0; j < N; ++j) {
     double f2 = 0;
     for (int i = 0; i < N; ++i)
       if (i != j)
         f2 += (d.decoder(j) * test::Window(d.encoders(), N, c, i, j) -
                MatrixXd::Identity(c, c)).squaredNorm();
-    predicted = std::max(predicted, std::sqrt(f2 / (N * c)));
+    predicted[j] = std::sqrt(f2 / (N * c));
+    ASSERT_GT(predicted[j], 1e-3) << "random designs with c > N are approximate (rank " << j
+                                  << ")";
   }
-  ASSERT_GT(predicted, 1e-3) << "random designs with c > N are approximate";
   SimulateOptions o;
   o.count = std::size_t(c) * 40000;
   o.dtype = DType::kFloat64;
   o.seed = 5;
   o.run_ring = false;
   const SimulateResult r = Simulate(d, o);
-  EXPECT_NEAR(r.measured_err_rms, predicted, 0.2 * predicted);
+  ASSERT_EQ(r.err_per_rank.size(), std::size_t(N));
+  for (int j = 0; j < N; ++j)
+    EXPECT_NEAR(r.err_per_rank[j], predicted[j], 0.02 * predicted[j]) << "rank " << j;
+  EXPECT_DOUBLE_EQ(r.measured_err_rms, *std::max_element(r.err_per_rank.begin(),
+                                                         r.err_per_rank.end()));
   EXPECT_TRUE(std::isnan(r.recorded_err_rms)) << "nothing recorded, nothing reported";
 }
 

@@ -97,7 +97,9 @@ TEST_P(ConstructionTest, MeasuredErrorMatchesTheStoredFigures) {
   if (d.figures()->err_rms < 1e-12) {
     EXPECT_LT(r.measured_err_rms, 1e3 * 0x1p-53 * d.figures()->kappa_dec);
   } else {
-    EXPECT_NEAR(r.measured_err_rms, d.figures()->err_rms, 0.2 * d.figures()->err_rms);
+    // They agree to 0.6 %; 2 % leaves room for the sampling and catches a normalisation off
+    // by sqrt(N / (N - 1)) at every N here.
+    EXPECT_NEAR(r.measured_err_rms, d.figures()->err_rms, 0.02 * d.figures()->err_rms);
   }
 }
 
