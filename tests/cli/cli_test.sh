@@ -128,18 +128,18 @@ expect_error "max digits below 50" "max digits 20" -- design -N 4 -c 8 --eps 1e-
 # Bad arguments: one line, exit 2.
 expect_error "N < 2" "N = 1" -- design -N 1 -c 4 --eps 1e-3
 expect_error "c < 1" "c = 0" -- design -N 4 -c 0 --eps 1e-3
-expect_error "eps < 0" "eps" -- design -N 4 -c 8 --eps -1
-expect_error "eps NaN" "eps" -- design -N 4 -c 8 --eps nan
+expect_error "eps < 0" "--eps -1: eps must be finite and >= 0" -- design -N 4 -c 8 --eps -1
+expect_error "eps NaN" "--eps nan: eps must be finite and >= 0" -- design -N 4 -c 8 --eps nan
 expect_error "absurd N" "N = 1000000000" -- design -N 1000000000 -c 8 --eps 1e-3
-expect_error "unknown construction" "construction" -- design -N 4 -c 8 --construction magic --eps 1e-3
+expect_error "unknown construction" "--construction 'magic' is not one of eps, vandermonde, optimized" -- design -N 4 -c 8 --construction magic --eps 1e-3
 expect_error "no eps nor tune" "--eps" -- design -N 4 -c 8
 expect_error "unknown option" "--frobnicate" -- design -N 4 -c 8 --eps 1e-3 --frobnicate
 expect_error "unwritable output" "does not exist" -- design -N 4 -c 8 --eps 1e-3 -o "$work/no/such/dir/x.json"
 expect_error "missing file" "missing.json" -- report "$work/missing.json"
-expect_error "bad sweep range" "eps" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to 1e-4 --points 3
-expect_error "bad dtype" "dtype" -- simulate "$f" --dtype f16
-expect_error "negative count" "count" -- simulate "$f" --count -5
-expect_error "bad accumulation" "accumulate" -- simulate "$f" --accumulate f32
+expect_error "bad sweep range" "need 0 < --eps-from <= --eps-to, finite; got 0.01 and 0.0001" -- sweep -N 4 -c 8 --eps-from 1e-2 --eps-to 1e-4 --points 3
+expect_error "bad dtype" "--dtype 'f16' must be f32 or f64" -- simulate "$f" --dtype f16
+expect_error "negative count" "--count -5 must be >= 0" -- simulate "$f" --count -5
+expect_error "bad accumulation" "--accumulate 'f32' must be buffer, f64, f64+feedback or f64-state" -- simulate "$f" --accumulate f32
 expect_error "negative continuation" "optimizer options: --continuation-from -5, expected" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --continuation-from -5
 expect_error "negative L-BFGS memory" "--lbfgs-memory -3, expected >= 0 (0: NLopt.s heuristic) or -1 (auto)" -- design --construction optimized -N 4 -c 8 --kappa-max 1e3 --lbfgs-memory -3
 expect_error "continuation not finite" "pareto options: --continuation-from nan" -- pareto -N 4 -c 8 --kappa 1e2 --continuation-from nan

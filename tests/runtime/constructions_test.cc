@@ -163,6 +163,50 @@ TEST(ModelArithmetic, IsTheToolkitsNameForEachRun) {
   refused(DType::kBFloat16, Accumulation::kFloat64State, "f64-state");
 }
 
+// PROTOCOL.md §9: c = 1 with N = 2 is plain exchange. E = D = [1], so each rank's result is its
+// own value plus its peer's, rounded once: bit for bit g_0 + g_1, in every arithmetic, and n
+// elements sent. (A rounding bound let an extra rounding through, e.g. a decoder entry that is
+// not exactly 1.)
+template <typename T>
+void ExpectPlainExchange(Accumulation accumulation) {
+  design::ConstructionOptions c;
+  c.construction = design::Construction::kEps;
+  c.N = 2;
+  c.c = 1;
+  c.eps = 1e-3;
+  const Design d = design::MakeConstruction(c);
+  const std::size_t count = 4099;
+  const auto g = test::Inputs<T>(2, count, 29);
+  std::vector<std::vector<T>> out(2);
+  std::vector<std::uint64_t> sent(2);
+  auto errors = RunInProcess(2, [&](Transport& tr) {
+    const int j = tr.rank();
+    out[j] = g[j];
+    auto backend = CreateCpuBackend();
+    AllReduceOptions o;
+    o.dtype = std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64;
+    o.accumulation = accumulation;
+    CodedAllReduce ar(d, tr, *backend, count, o);
+    tr.ResetCounters();
+    ar.Run(out[j].data());
+    sent[j] = tr.bytes_sent();
+  });
+  for (auto& e : errors) ASSERT_FALSE(e) << ExceptionMessage(e);
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_EQ(sent[j], count * sizeof(T)) << "rank " << j;
+    std::size_t differ = 0;
+    for (std::size_t k = 0; k < count; ++k) differ += out[j][k] != T(g[0][k] + g[1][k]);
+    EXPECT_EQ(differ, 0u) << "rank " << j << " of " << count;
+  }
+}
+
+TEST(PlainExchange, IsBitForBitTheSum) {
+  ExpectPlainExchange<double>(Accumulation::kBuffer);
+  ExpectPlainExchange<float>(Accumulation::kBuffer);
+  ExpectPlainExchange<float>(Accumulation::kFloat64);
+  ExpectPlainExchange<float>(Accumulation::kFloat64State);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Designs, ConstructionTest,
     ::testing::Values(Construct{design::Construction::kEps, 4, 8, 1e-3},  // PROTOCOL.md §7

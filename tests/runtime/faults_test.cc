@@ -19,6 +19,17 @@ bool Contains(const std::exception_ptr& e, const std::string& s) {
   return ExceptionMessage(e).find(s) != std::string::npos;
 }
 
+// `call` throws InvalidArgument with `words` in its text.
+template <typename Call>
+void ExpectRefused(Call call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted: " << words;
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
 TEST(Faults, DesignForOtherSizeFailsOnEveryRank) {
   const Design d = test::RandomDesign(3, 4, 1);
   auto errors = RunInProcess(2, [&](Transport& tr) {
@@ -117,6 +128,29 @@ TEST(Faults, BadOptionsAreRejectedBeforeAnyCommunication) {
   o.dtype = DType::kFloat32;
   o.segment_bytes = 2;
   EXPECT_THROW(CodedAllReduce(d, *tr, *be, 10, o), InvalidArgument);
+  o.segment_bytes = AllReduceOptions{}.segment_bytes;
+  o.send_slots = 0;
+  ExpectRefused([&] { CodedAllReduce(d, *tr, *be, 10, o); },
+                "coded all-reduce: send_slots = 0, expected >= 1");
+  ExpectRefused([&] { RingAllReduce(*tr, 10, o); },
+                "ring all-reduce: send_slots = 0, expected >= 1");
+}
+
+// A null buffer for a non-empty run is refused on the rank that passes it, before it sends;
+// count 0 takes no buffer.
+TEST(Faults, NullBufferForACountIsRefused) {
+  const Design d = test::RandomDesign(2, 2, 1);
+  auto errors = RunInProcess(2, [&](Transport& tr) {
+    auto be = CreateCpuBackend();
+    CodedAllReduce coded(d, tr, *be, 10);
+    RingAllReduce ring(tr, 10);
+    ExpectRefused([&] { coded.Run(nullptr); }, "coded all-reduce: null buffer for count 10");
+    ExpectRefused([&] { ring.Run(nullptr); }, "ring all-reduce: null buffer for count 10");
+    EXPECT_EQ(tr.bytes_sent(), 0u);
+    CodedAllReduce(d, tr, *be, 0).Run(nullptr);
+    RingAllReduce(tr, 0).Run(nullptr);
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << ExceptionMessage(e);
 }
 
 // Wraps a transport; after `after` exchanges it throws (a crashing rank) or stops quietly (a
