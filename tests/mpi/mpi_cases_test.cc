@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "cases.h"
+#include "checking_transport.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "mpi_main.h"
@@ -48,9 +49,16 @@ TEST_P(MpiCoded, MatchesTheWindowFormulaAndCountsBytes) {
   const Case p = GetParam();
   const int N = Size();
   const Design d = test::RandomDesign(N, p.c, 500 + p.c);  // same seed: same design everywhere
+  // MPI's eager protocol copies small sends at once, so only the checker sees a send slot
+  // rewritten while its exchange is in flight.
+  test::CheckingTransport ck(World());
   const test::RankOutcome r =
-      p.f32 ? test::CodedCase<float>(World(), d, p.count, 7, p.segment_bytes)
-            : test::CodedCase<double>(World(), d, p.count, 7, p.segment_bytes);
+      p.f32 ? test::CodedCase<float>(ck, d, p.count, 7, p.segment_bytes)
+            : test::CodedCase<double>(ck, d, p.count, 7, p.segment_bytes);
+  EXPECT_EQ(ck.overlaps, 0);
+  EXPECT_EQ(ck.redundant_waits, 0);
+  EXPECT_LE(ck.max_in_flight, std::size_t(kDefaultSendSlots));
+  EXPECT_EQ(ck.completed(), ck.started());
   EXPECT_LE(r.err, r.tol * r.scale) << "rank " << World().rank();
   EXPECT_EQ(r.bytes, r.expected_bytes);
   EXPECT_EQ(r.workspace, r.expected_workspace);

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cases.h"
+#include "checking_transport.h"
 #include "cerar/errors.h"
 #include "cerar/runtime/inprocess.h"
 #include "cerar/runtime/simulate.h"
@@ -19,6 +20,7 @@
 namespace cerar {
 namespace {
 
+using test::CheckingTransport;
 using test::RankOutcome;
 
 struct Case {
@@ -68,7 +70,14 @@ std::vector<RankOutcome> RunAll(const Design& d, std::size_t count, std::size_t 
   InProcessOptions o;
   o.timeout_s = 60;
   auto errors = RunInProcess(d.N(), [&](Transport& tr) {
-    out[tr.rank()] = test::CodedCase<T>(tr, d, count, 11, seg, op, slots);
+    // The in-process transport copies a send at once, so only the checker sees a slot that is
+    // rewritten while its exchange is in flight.
+    CheckingTransport ck(tr);
+    out[tr.rank()] = test::CodedCase<T>(ck, d, count, 11, seg, op, slots);
+    EXPECT_EQ(ck.overlaps, 0) << "rank " << tr.rank();
+    EXPECT_EQ(ck.redundant_waits, 0) << "rank " << tr.rank();
+    EXPECT_LE(ck.max_in_flight, std::size_t(slots)) << "rank " << tr.rank();
+    EXPECT_EQ(ck.completed(), ck.started()) << "rank " << tr.rank();
   }, o);
   for (auto& e : errors)
     if (e) ADD_FAILURE() << ExceptionMessage(e);
@@ -96,64 +105,6 @@ TEST_P(CodedAllReduceTest, EveryRankMatchesTheWindowFormula) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, CodedAllReduceTest, ::testing::ValuesIn(Cases()), Name);
-
-// A Transport around another that checks how the engine uses it: no exchange's send or receive
-// buffer is reused (written by a Step or a receive) while that exchange may be in flight, no
-// handle is waited for once it is complete (no double waits), at most send_slots exchanges are in
-// flight, every exchange is complete when Run returns, and Progress is called.
-class CheckingTransport final : public Transport {
- public:
-  explicit CheckingTransport(Transport& inner) : in_(inner) {}
-  int rank() const override { return in_.rank(); }
-  int size() const override { return in_.size(); }
-  MemorySpace memory_space() const override { return in_.memory_space(); }
-
-  Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
-    const Range s{static_cast<const char*>(send), bytes}, r{static_cast<const char*>(recv), bytes};
-    for (std::size_t h = completed_; h < started_.size(); ++h)
-      for (const Range& mine : {s, r})
-        for (const Range& theirs : {started_[h].send, started_[h].recv})
-          if (mine.Overlaps(theirs)) ++overlaps;
-    inner_.push_back(in_.StartExchange(send, recv, bytes));
-    started_.push_back({s, r});
-    max_in_flight = std::max(max_in_flight, started_.size() - completed_);
-    return started_.size() - 1;
-  }
-  void Wait(Handle h) override {
-    ASSERT_LT(h, started_.size());
-    if (h < completed_) ++redundant_waits;
-    in_.Wait(inner_[h]);
-    completed_ = std::max<std::size_t>(completed_, h + 1);
-  }
-  void Progress() override {
-    ++progress_calls;
-    in_.Progress();
-  }
-  void CheckAgreement(const std::string& what, std::uint64_t value) override {
-    in_.CheckAgreement(what, value);
-  }
-  std::uint64_t bytes_sent() const override { return in_.bytes_sent(); }
-  void ResetCounters() override { in_.ResetCounters(); }
-
-  std::size_t started() const { return started_.size(); }
-  std::size_t completed() const { return completed_; }
-  int overlaps = 0, redundant_waits = 0;
-  std::size_t max_in_flight = 0, progress_calls = 0;
-
- private:
-  struct Range {
-    const char* p;
-    std::size_t n;
-    bool Overlaps(const Range& o) const { return n && o.n && p < o.p + o.n && o.p < p + n; }
-  };
-  struct Started {
-    Range send, recv;
-  };
-  Transport& in_;
-  std::vector<Handle> inner_;
-  std::vector<Started> started_;
-  std::size_t completed_ = 0;
-};
 
 class SendSlotsTest : public ::testing::TestWithParam<int> {};
 
