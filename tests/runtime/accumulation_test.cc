@@ -388,9 +388,14 @@ TEST(State64, StepWidensInPlaceAndRoundsOnlyThePacket) {
 // (feedback adds each rounding back at most ceil(L / N) times); float64 state's error below the
 // feedback run's on every rank; and a second Run on the same engine gives the first's result bit
 // for bit (no feedback leaks from one run into the next).
-TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
-  const Design d = test::RandomDesign(3, 7, 3);
-  ASSERT_TRUE(FeedsBackRounding(d.N(), d.c()));
+class WideEngineRuns : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+// N = 3, c = 7 feeds back (c > 2N); the others do not: N = 2 (every window square), c = N
+// (exact), c < N.
+TEST_P(WideEngineRuns, EngineSendsTheSameBytesAndRepeatsItself) {
+  const Design d = test::RandomDesign(GetParam().first, GetParam().second, 3);
+  const bool feeds = FeedsBackRounding(d.N(), d.c());
+  EXPECT_EQ(feeds, d.c() > 2 * d.N());
   const int N = d.N();
   const Accumulation kinds[] = {Accumulation::kFloat64, Accumulation::kFloat64Feedback,
                                 Accumulation::kFloat64State};
@@ -426,8 +431,8 @@ TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
         if (e) ADD_FAILURE() << ExceptionMessage(e);
       const std::size_t m = (count + d.c() - 1) / d.c();
       const std::size_t plain = test::CodedWorkspaceBytes(N, d.c(), count, 4, 1024);
-      const std::size_t rows = std::size_t(d.L() + 2 + N) * m;  // with the feedback rows
-      const std::size_t fed = plain + N * m * 4;  // N feedback rows
+      const std::size_t rows = std::size_t(d.L() + 2 + (feeds ? N : 0)) * m;
+      const std::size_t fed = plain + (feeds ? N * m * 4 : 0);  // N feedback rows
       const std::size_t want = acc == Accumulation::kFloat64         ? plain
                                : acc == Accumulation::kFloat64Feedback ? fed
                                                                         : fed + rows * 4;
@@ -441,11 +446,25 @@ TEST(WideRuns, EngineSendsTheSameBytesAndRepeatsItself) {
       }
     }
     if (count < 1000) continue;  // too few elements for the errors to average out
+    // At N = 2 which is smaller depends on the design, and the error model says which: for
+    // this random one (N = 2, c = 3) it predicts float64 state a little higher, 2.22e-7 against
+    // 2.11e-7 (Simulate, 2^20 elements: 2.22e-7 and 2.15e-7), since the state's first packet
+    // x(0) = fl(e(0)) is a rounding of its own; for the eps design of c = 3, eps 0.1, lower
+    // (2.60e-7 against 3.41e-7).
+    if (N == 2) continue;
     for (int j = 0; j < N; ++j)
       EXPECT_LT(err[Accumulation::kFloat64State][j], err[Accumulation::kFloat64Feedback][j])
           << "count " << count << ", rank " << j;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Designs, WideEngineRuns,
+                         ::testing::Values(std::pair{3, 7}, std::pair{2, 3}, std::pair{4, 4},
+                                           std::pair{4, 3}),
+                         [](const auto& info) {
+                           return "N" + std::to_string(info.param.first) + "_c" +
+                                  std::to_string(info.param.second);
+                         });
 
 // A coded engine and the exact ring on one back end (backend.h allows it): the coded engine
 // leaves its float64-state accumulation set, and the ring used to read its float32 buffer as

@@ -58,6 +58,10 @@ std::vector<Case> Cases() {
       for (int k : {1, 2, 17}) out.push_back({N, c, n, true, 4, k});
     }
   }
+  // Rounds of more than one default segment (1 MiB): every count above is one segment there.
+  const std::size_t seg = AllReduceOptions{}.segment_bytes;
+  for (auto [N, c] : {std::pair{2, 1}, std::pair{3, 5}, std::pair{4, 8}})
+    out.push_back({N, c, std::size_t(c) * (seg / 4 + 1) + 3, true, seg});
   return out;
 }
 
@@ -197,8 +201,12 @@ INSTANTIATE_TEST_SUITE_P(Fourier, ExactDesignTest,
 
 TEST(CodedAllReduce, AverageDividesByN) {
   const Design d = test::RandomDesign(3, 5, 9);
-  const auto out = RunAll<double>(d, 1001, 256, ReduceOp::kAverage);
-  for (const auto& r : out) EXPECT_LE(r.err, r.tol * r.scale);
+  for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(1001)}) {
+    for (const auto& r : RunAll<double>(d, count, 256, ReduceOp::kAverage))
+      EXPECT_LE(r.err, r.tol * r.scale) << "f64, count " << count;
+    for (const auto& r : RunAll<float>(d, count, 256, ReduceOp::kAverage))
+      EXPECT_LE(r.err, r.tol * r.scale) << "f32, count " << count;
+  }
 }
 
 // For c > N the design is approximate: on i.i.d. inputs the relative error ||S_hat_j - S|| / ||S||
