@@ -297,6 +297,30 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual(comms[0].cache_info(), [])
         self.assertEqual(comms[0].cache_bytes(), 0)
 
+    def test_coded_allreduce_of_counts_below_c(self):
+        # Counts 0, 1 and c - 1 through the Python layer: padding to one column, nothing sent
+        # for an empty tensor.
+        n = 4
+        design = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))
+        for count in (0, 1, design.c - 1):
+            data = np.random.default_rng(count).standard_normal((n, count))
+
+            def body(comm):
+                coded = data[comm.rank].copy()
+                before = comm.bytes_sent
+                comm.allreduce(coded, design, average=False)
+                return coded, comm.bytes_sent - before
+
+            out, _ = run_ranks(n, body)
+            for r in range(n):
+                result, error = out[r]
+                self.assertIsNone(error, error)
+                coded, sent = result
+                self.assertEqual(coded.shape, (count,))
+                np.testing.assert_allclose(coded, window_formula(design, data, r), rtol=0,
+                                           atol=1e-12 * max(np.abs(data).sum(axis=0), default=0))
+                self.assertEqual(sent, design.L * -(-count // design.c) * 8, (count, r))
+
     def test_cache_calls_from_another_thread_do_not_deadlock_a_running_allreduce(self):
         # cache_info, cache_bytes and end_step once waited for the communicator's lock holding
         # the GIL, while the all-reduce holding the lock waited for the GIL (Python transport).
