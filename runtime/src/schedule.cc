@@ -36,12 +36,16 @@ RoundActions RoundSchedule(int N, int c, int t) {
   return a;
 }
 
-RowRange EncodeRowsAfterSend(int N, int c, int t) {
+RowRange EncodeRowsAfterSend(int N, int c, int t, int block_rows) {
   const int L = NumRounds(N, c);
   if (t < 0 || t > L)
     throw InvalidArgument("schedule: round t = " + std::to_string(t) + " outside [0, L = " +
                           std::to_string(L) + "]");
-  return t + 1 < L ? RowRange{t + 1, 1} : RowRange{};
+  if (block_rows < 1)
+    throw InvalidArgument("schedule: block_rows = " + std::to_string(block_rows) +
+                          ", expected >= 1");
+  if (t % block_rows != 0 || t + 1 >= L) return {};
+  return RowRange{t + 1, std::min(block_rows, L - 1 - t)};
 }
 
 int WorkspaceLayout::recv_row(int t) const {

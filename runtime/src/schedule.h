@@ -30,11 +30,18 @@ int NumRounds(int N, int c);                   // L = c + N - 2 (rounds with a s
 RoundActions RoundSchedule(int N, int c, int t);  // t in [0, L]; InvalidArgument otherwise
 
 // When the encoder rows are computed, so that the encode overlaps the link instead of delaying
-// the first send: e(0) in step 0 before its send, and e(t+1) in step t after its send, for
-// t + 1 < L. Each row is then ready before the step that reads it (e(t) at step t), the
-// encoder's work is spread evenly over the rounds (one row of 2 kc flops per column per round),
-// and the caller's buffer, which the encoder reads, is written only by the decoder in step L.
-RowRange EncodeRowsAfterSend(int N, int c, int t);  // t in [0, L]; {t+1, 1} or empty
+// the first send: e(0) in step 0 before its send, and the rest in blocks of `block_rows` after
+// the sends of steps 0, B, 2B, …: step t = kB encodes e(t+1) … e(min(t+B, L-1)). Each row is
+// then ready before the step that reads it (e(t) at step t), its workspace row is free (a row is
+// reused for y and o only after its step has read it), and the caller's buffer, which the encoder
+// reads, is written only by the decoder in step L.
+//
+// Why blocks: each Encode call reads the segment's kc components once, whatever the number of
+// rows. One row per call (B = 1, as the engine first did) is bound by that read, several times
+// slower than blocks of 16 rows (docs/runtime.md, "cerar-bench-compute"). A larger block burdens
+// one step more; with send_slots exchanges in flight the link does not wait for it.
+inline constexpr int kEncodeBlockRows = 16;
+RowRange EncodeRowsAfterSend(int N, int c, int t, int block_rows = kEncodeBlockRows);
 
 // A column range [col0, col0 + cols) of the m-element rows in which exactly kc components hold
 // data (the rest is implicit zero padding, PROTOCOL.md §1).

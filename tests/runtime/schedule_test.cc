@@ -174,15 +174,15 @@ TEST_P(ScheduleTest, SendSlotsNeverOverwriteAnExchangeInFlight) {
 // The encoder plan: row 0 before step 0's send, every other row exactly once after some step's
 // send, each before the step that reads it (e(t) at step t), so all of them before step L, the
 // decode that writes the caller's buffer (which the encoder reads).
-TEST_P(ScheduleTest, EncoderRowsAreReadyBeforeUse) {
-  const auto [N, c] = GetParam();
+void ExpectEncoderRowsReadyBeforeUse(int N, int c, int B) {
+  SCOPED_TRACE("block_rows " + std::to_string(B));
   const int L = NumRounds(N, c);
   std::vector<int> done_at(L, -1);
   done_at[0] = -1;  // before step 0's Step (and send)
   std::vector<int> times(L, 0);
   times[0] = 1;
   for (int t = 0; t <= L; ++t) {
-    const RowRange r = EncodeRowsAfterSend(N, c, t);
+    const RowRange r = EncodeRowsAfterSend(N, c, t, B);
     ASSERT_GE(r.count, 0);
     if (r.count == 0) continue;
     EXPECT_LT(t, L) << "rows encoded at step " << t << ", the decode step";
@@ -199,8 +199,22 @@ TEST_P(ScheduleTest, EncoderRowsAreReadyBeforeUse) {
     EXPECT_LT(done_at[row], row) << "e(" << row << ") is not ready for step " << row;
     const RoundActions a = RoundSchedule(N, c, row);
     EXPECT_EQ(a.e_now, row);
+    // Its workspace row is not written for y or o from its encode to the step that reads it
+    // (y(t), posted at step t, may land while step t encodes; earlier ones have been waited for).
+    const WorkspaceLayout ws = MakeWorkspaceLayout(N, c);
+    for (int t = std::max(done_at[row], 0); t <= row; ++t) {
+      const RoundActions at = RoundSchedule(N, c, t);
+      if (at.send)
+        EXPECT_NE(ws.recv_row(t), ws.enc_row(row)) << "y(" << t << "), e(" << row << ")";
+      if (at.obs >= 0) EXPECT_NE(ws.obs_row(at.obs), ws.enc_row(row)) << "step " << t;
+    }
   }
-  EXPECT_THROW(EncodeRowsAfterSend(N, c, L + 1), InvalidArgument);
+  EXPECT_THROW(EncodeRowsAfterSend(N, c, L + 1, B), InvalidArgument);
+}
+
+TEST_P(ScheduleTest, EncoderRowsAreReadyBeforeUse) {
+  const auto [N, c] = GetParam();
+  for (int B : {1, 2, 3, kEncodeBlockRows, 1000}) ExpectEncoderRowsReadyBeforeUse(N, c, B);
 }
 
 INSTANTIATE_TEST_SUITE_P(NC, ScheduleTest,
@@ -225,12 +239,22 @@ TEST(Schedule, RejectsBadArguments) {
 }
 
 TEST(Schedule, EncoderPlanByHand) {
-  // N = 4, c = 8: L = 10; step t encodes e(t+1), steps 9 and 10 nothing.
-  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0).first, 1);
-  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0).count, 1);
-  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 8).first, 9);
-  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 9).count, 0);
-  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 10).count, 0);
+  // N = 4, c = 8: L = 10. One row per block: step t encodes e(t+1), steps 9 and 10 nothing.
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0, 1).first, 1);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0, 1).count, 1);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 8, 1).first, 9);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 9, 1).count, 0);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 10, 1).count, 0);
+  // Blocks of 4: e(1) … e(4) at step 0, e(5) … e(8) at step 4, e(9) at step 8.
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0, 4).count, 4);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 1, 4).count, 0);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 4, 4).first, 5);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 4, 4).count, 4);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 8, 4).first, 9);
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 8, 4).count, 1);
+  // The default: all of e(1) … e(9) at step 0.
+  EXPECT_EQ(EncodeRowsAfterSend(4, 8, 0).count, 9);
+  EXPECT_THROW(EncodeRowsAfterSend(4, 8, 0, 0), InvalidArgument);
   // N = 2, c = 1: L = 1, nothing after the send.
   EXPECT_EQ(EncodeRowsAfterSend(2, 1, 0).count, 0);
 }
