@@ -178,11 +178,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
 CodedAllReduce::~CodedAllReduce() {
   // After a failed run the transport may still write into the workspace (a receive posted before
   // the failure, a peer's late message): leak it rather than let that land in freed memory.
-  if (!workspace_) return;
-  if (failed_)
-    detail::Abandon(workspace_);
-  else
-    backend_.Free(workspace_);
+  detail::Release(backend_, workspace_, failed_, "coded all-reduce");
 }
 
 std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
