@@ -69,6 +69,7 @@ class CudaBackend final : public ComputeBackend {
   }
 
   MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  const void* device_stream() const override { return stream_; }
   bool Supports(DType dtype) const override {
     switch (dtype) {
       case DType::kFloat32:

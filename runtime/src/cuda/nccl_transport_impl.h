@@ -21,6 +21,7 @@ class NcclTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  const void* device_stream() const override { return stream_; }
 
   Handle StartExchange(const void* send, void* recv, std::size_t bytes) override;
   void Wait(Handle handle) override;

@@ -20,6 +20,7 @@ class WrappedCpuBackend final : public ComputeBackend {
   int frees = 0;                                 // Free calls that freed
 
   MemorySpace memory_space() const override { return space; }
+  const void* device_stream() const override { return stream; }
   bool Supports(DType d) const override { return inner_->Supports(d); }
   bool SupportsAccumulation(DType d, Accumulation a) const override {
     return inner_->SupportsAccumulation(d, a);

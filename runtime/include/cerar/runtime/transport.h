@@ -26,6 +26,9 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual MemorySpace memory_space() const { return MemorySpace::kHost; }
+  // The cudaStream_t a device transport enqueues on (nullptr: the legacy stream, or a host
+  // transport). The engines require it to be the device back end's stream.
+  virtual const void* device_stream() const { return nullptr; }
 
   // Starts sending `bytes` from `send` to rank+1 and receiving `bytes` into `recv` from rank-1.
   // Both buffers must stay valid and untouched until Wait(handle). Handles complete in order.

@@ -8,8 +8,10 @@
 // A/B types; see docs/cuda.md for what that costs in accuracy).
 // The back end works on the device that is current when it is created; every call switches to
 // that device and back. The stream is borrowed, never destroyed; it must be the stream the
-// transport enqueues on (CreateNcclTransport) so the whole all-reduce is stream-ordered, and it
-// must outlive the back end (the destructor synchronises it). nullptr is the legacy stream.
+// transport enqueues on (CreateNcclTransport) so the whole all-reduce is stream-ordered (the
+// engines refuse two different streams, InvalidArgument), and it must outlive the back end (the
+// destructor synchronises it). nullptr, the default, is the legacy stream: a transport on a
+// stream of its own does not share it.
 #include <cuda_runtime_api.h>
 
 #include <memory>
