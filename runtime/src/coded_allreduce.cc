@@ -294,6 +294,7 @@ void CodedAllReduce::Run(void* buffer) {
     }
   }
   const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
+  transport_.Finish();  // with the transport's deadline: a device sync has none
   backend_.Synchronize();
 }
 

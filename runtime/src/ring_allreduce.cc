@@ -143,6 +143,7 @@ void RingAllReduce::Run(void* buffer) {
     backend_.Scale(dt, buffer, count_, 1.0 / double(N));
   }
   const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
+  transport_.Finish();  // with the transport's deadline: a device sync has none
   backend_.Synchronize();
 }
 

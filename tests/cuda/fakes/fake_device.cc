@@ -34,7 +34,7 @@ extern "C" {
 ncclResult_t ncclCommUserRank(const ncclComm_t, int* rank) {
   Log("CommUserRank");
   *rank = State().rank;
-  return ncclSuccess;
+  return State().user_rank;
 }
 ncclResult_t ncclCommCount(const ncclComm_t, int* count) {
   Log("CommCount");

@@ -15,6 +15,7 @@ struct DeviceState {
   std::vector<std::string> calls;  // every faked call, by name without the prefix, in order
   int rank = 0, size = 2, device = 0;
   ncclResult_t group_end = ncclSuccess, send = ncclSuccess, recv = ncclSuccess;
+  ncclResult_t user_rank = ncclSuccess;  // ncclCommUserRank's result
   ncclResult_t async_error = ncclSuccess;  // what ncclCommGetAsyncError reports ...
   int async_in_progress = 0;               // ... after this many ncclInProgress answers
   cudaError_t event_query = cudaSuccess;   // cudaErrorNotReady: the exchange never completes

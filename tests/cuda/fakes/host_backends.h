@@ -4,6 +4,8 @@
 // claim device memory and a stream (as the CUDA back end does).
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
@@ -18,6 +20,7 @@ class WrappedCpuBackend final : public ComputeBackend {
   MemorySpace space = MemorySpace::kHost;        // what memory_space() claims
   const void* stream = nullptr;                  // what device_stream() claims
   int frees = 0;                                 // Free calls that freed
+  std::vector<std::string>* log = nullptr;       // Synchronize appends "Synchronize"
 
   MemorySpace memory_space() const override { return space; }
   const void* device_stream() const override { return stream; }
@@ -54,6 +57,9 @@ class WrappedCpuBackend final : public ComputeBackend {
   }
   void Scale(DType dt, void* x, std::size_t len, double scale) override {
     inner_->Scale(dt, x, len, scale);
+  }
+  void Synchronize() override {
+    if (log) log->push_back("Synchronize");
   }
 
  private:

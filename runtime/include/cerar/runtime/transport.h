@@ -37,6 +37,12 @@ class Transport {
   virtual Handle StartExchange(const void* send, void* recv, std::size_t bytes) = 0;
   virtual void Wait(Handle handle) = 0;
 
+  // Blocks until every exchange started so far is complete, or throws TransportError when one
+  // is not within the transport's timeout (or a peer failed). The engines call it at the end of
+  // a run, before waiting for the back end: a stream-ordered transport's Wait does not block, and
+  // a device sync has no deadline. The default does nothing (Wait has waited).
+  virtual void Finish() {}
+
   // Lets the transport move bytes of the exchanges in flight, without blocking. A transport whose
   // bytes move only inside its own calls (MPI over TCP without a progress thread: Open MPI's
   // default) idles the link while the caller computes; the engines call Progress between blocks
