@@ -177,8 +177,9 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
 
 CodedAllReduce::~CodedAllReduce() {
   // After a failed run the transport may still write into the workspace (a receive posted before
-  // the failure, a peer's late message): leak it rather than let that land in freed memory.
-  detail::Release(backend_, workspace_, failed_, "coded all-reduce");
+  // the failure, a peer's late message): leak it rather than let that land in freed memory,
+  // unless the transport has stopped every exchange (an aborted NCCL communicator).
+  detail::Release(backend_, transport_, workspace_, failed_, "coded all-reduce");
 }
 
 std::uint64_t CodedAllReduce::expected_bytes_per_run() const {

@@ -66,7 +66,7 @@ void RingAllReduce::Init() {
 RingAllReduce::~RingAllReduce() {
   // After a failed run the transport may still write into the scratch: leak it (as the coded
   // engine does its workspace).
-  detail::Release(backend_, scratch_, failed_, "ring all-reduce");
+  detail::Release(backend_, transport_, scratch_, failed_, "ring all-reduce");
 }
 
 std::uint64_t RingAllReduce::expected_bytes_per_run() const {

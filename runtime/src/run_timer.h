@@ -55,12 +55,14 @@ inline void Abandon(void* block) {
   }
 }
 
-// An engine's destructor (noexcept) gives back its block: kept after a failed run (above), freed
-// otherwise. A Free that throws (the CUDA back end's cudaFree once any kernel in the process hit
-// a sticky error) is reported on stderr and the block kept: a throw here was std::terminate.
-inline void Release(ComputeBackend& backend, void* block, bool failed, const char* who) noexcept {
+// An engine's destructor (noexcept) gives back its block: kept after a failed run while the
+// transport may still write into it (above), freed otherwise. A Free that throws (the CUDA back
+// end's cudaFree once any kernel in the process hit a sticky error) is reported on stderr and
+// the block kept: a throw here was std::terminate.
+inline void Release(ComputeBackend& backend, const Transport& transport, void* block, bool failed,
+                    const char* who) noexcept {
   if (block == nullptr) return;
-  if (failed) {
+  if (failed && transport.MayStillWrite()) {
     Abandon(block);
     return;
   }

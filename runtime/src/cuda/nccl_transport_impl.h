@@ -33,6 +33,8 @@ class NcclTransport final : public Transport {
   void CheckAgreement(const std::string& what, std::uint64_t value) override;
   std::uint64_t bytes_sent() const override { return bytes_sent_; }
   void ResetCounters() override { bytes_sent_ = 0; }
+  // ncclCommAbort has stopped the kernels of every exchange still enqueued.
+  bool MayStillWrite() const override { return !aborted_; }
 
  private:
   // Polls until the stream reached `event`, against the deadline and the communicator's

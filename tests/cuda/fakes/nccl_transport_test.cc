@@ -69,6 +69,7 @@ TEST_F(NcclTransportFake, AStuckExchangeTimesOutAbortsTheCommunicatorAndFailsThe
   fake::State().event_query = cudaErrorNotReady;  // the peer never sends
   const Transport::Handle h = t->StartExchange(buf, buf, sizeof buf);
   t->Wait(h);  // stream-ordered: returns at once
+  EXPECT_TRUE(t->MayStillWrite());
   const auto start = std::chrono::steady_clock::now();
   const std::string text = MessageOf([&] { t->Finish(); });
   const double took =
@@ -78,6 +79,7 @@ TEST_F(NcclTransportFake, AStuckExchangeTimesOutAbortsTheCommunicatorAndFailsThe
   ExpectContains(text, "rank 1: exchange 1 (send to rank 2, receive from rank 0) did not "
                        "complete within 0.2 s");
   EXPECT_EQ(fake::State().Count("CommAbort"), 1);
+  EXPECT_FALSE(t->MayStillWrite());  // the engines may free their buffers
   ExpectUnusable(*t, "did not complete within 0.2 s");
   fake::State().calls.clear();
   t.reset();  // owned communicator: already aborted, so neither synchronised nor destroyed

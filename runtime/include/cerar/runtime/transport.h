@@ -43,6 +43,11 @@ class Transport {
   // a device sync has no deadline. The default does nothing (Wait has waited).
   virtual void Finish() {}
 
+  // Whether exchanges started earlier may still write into their receive buffers. Asked after a
+  // failed run: the engines then keep their buffers (never freed) unless it says no. MPI: yes (a
+  // matched receive cannot be cancelled); NCCL after it aborted its communicator: no.
+  virtual bool MayStillWrite() const { return true; }
+
   // Lets the transport move bytes of the exchanges in flight, without blocking. A transport whose
   // bytes move only inside its own calls (MPI over TCP without a progress thread: Open MPI's
   // default) idles the link while the caller computes; the engines call Progress between blocks
