@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace cerar::fake {
 
@@ -16,6 +17,10 @@ void Reset() { State() = DeviceState{}; }
 int DeviceState::Count(const std::string& name) const {
   return static_cast<int>(std::count(calls.begin(), calls.end(), name));
 }
+void Log(const char* name) {
+  State().calls.emplace_back(name);
+  State().placed.push_back(std::string(name) + "@" + std::to_string(State().current));
+}
 void Launch(cudaError_t status) {
   if (status != cudaSuccess) State().last_error = status;
 }
@@ -23,8 +28,8 @@ void Launch(cudaError_t status) {
 }  // namespace cerar::fake
 
 namespace {
+using cerar::fake::Log;
 using cerar::fake::State;
-void Log(const char* name) { State().calls.emplace_back(name); }
 // Fake events: a distinct address each, never dereferenced by the code under test.
 char event_storage[1];
 }  // namespace
@@ -97,10 +102,13 @@ const char* ncclGetErrorString(ncclResult_t result) {
 const char* ncclGetLastError(ncclComm_t) { return "fake NCCL detail"; }
 
 cudaError_t cudaGetDevice(int* device) {
-  *device = State().device;
+  *device = State().current;
   return cudaSuccess;
 }
-cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaSetDevice(int device) {
+  State().current = device;
+  return cudaSuccess;
+}
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
   Log("StreamSynchronize");
   return cudaSuccess;

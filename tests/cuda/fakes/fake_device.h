@@ -1,6 +1,7 @@
 #pragma once
-// Test-only fake CUDA runtime and NCCL entry points (fake_device.cc), so that the host logic of
-// the NCCL transport and of the launch checks runs on a machine without a GPU, cudart or NCCL.
+// Test-only fake CUDA runtime, cuBLAS and NCCL entry points (fake_device.cc, fake_blas.cc) and
+// no-op kernel launchers, so that the host logic of the NCCL transport, the CUDA back end and the
+// launch checks runs on a machine without a GPU, cudart or NCCL.
 // Device memory is host memory; a stream runs nothing; every call is logged by name. Tests set
 // the results they need in State() and reset it with Reset().
 #include <cuda_runtime_api.h>
@@ -13,7 +14,9 @@ namespace cerar::fake {
 
 struct DeviceState {
   std::vector<std::string> calls;  // every faked call, by name without the prefix, in order
-  int rank = 0, size = 2, device = 0;
+  std::vector<std::string> placed;  // the same, each with the current device: "Free@0"
+  int rank = 0, size = 2, device = 0;  // the communicator's
+  int current = 0;                     // the current device (cudaSetDevice)
   ncclResult_t group_end = ncclSuccess, send = ncclSuccess, recv = ncclSuccess;
   ncclResult_t user_rank = ncclSuccess;  // ncclCommUserRank's result
   ncclResult_t async_error = ncclSuccess;  // what ncclCommGetAsyncError reports ...
@@ -26,6 +29,7 @@ struct DeviceState {
 
 DeviceState& State();
 void Reset();
+void Log(const char* name);  // a faked call
 
 // A stand-in for a kernel launch (<<<...>>> returns nothing): leaves `status` as the runtime's
 // last error when it is an error, as a failed launch does.
