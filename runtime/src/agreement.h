@@ -1,6 +1,7 @@
 #pragma once
 // Shared pre-run checks of the all-reduce objects (private).
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include "cerar/errors.h"
@@ -34,6 +35,13 @@ inline void CheckEnumValues(const AllReduceOptions& o, const char* who) {
                         ", expected buffer, f64, f64+feedback or f64-state (0 ... 3)");
 }
 
+inline std::string StreamName(const void* stream) {
+  if (stream == nullptr) return "stream 0 (the legacy stream)";
+  std::ostringstream s;
+  s << "stream " << stream;
+  return s.str();
+}
+
 // The back end must compute in `dtype` (with `accumulation`) and share the transport's memory
 // space; local checks, before any collective.
 inline void CheckBackend(const ComputeBackend& backend, const Transport& transport, DType dtype,
@@ -48,6 +56,16 @@ inline void CheckBackend(const ComputeBackend& backend, const Transport& transpo
   if (transport.memory_space() != backend.memory_space())
     throw InvalidArgument(std::string(who) + ": transport and back end use different memory "
                           "spaces");
+  // Stream-ordered: only one stream orders the kernels against the exchanges (a send reading a
+  // slot before the step has written it returned garbage, without an error).
+  if (backend.memory_space() == MemorySpace::kDevice &&
+      backend.device_stream() != transport.device_stream())
+    throw InvalidArgument(std::string(who) + ": the back end enqueues on " +
+                          StreamName(backend.device_stream()) + " and the transport on " +
+                          StreamName(transport.device_stream()) +
+                          "; a device back end and a device transport must enqueue on the same "
+                          "stream (pass one cudaStream_t to CreateCudaBackend and "
+                          "CreateNcclTransport)");
 }
 
 // The algorithms, as the first agreement check numbers them: ranks building different ones must

@@ -177,12 +177,9 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
 
 CodedAllReduce::~CodedAllReduce() {
   // After a failed run the transport may still write into the workspace (a receive posted before
-  // the failure, a peer's late message): leak it rather than let that land in freed memory.
-  if (!workspace_) return;
-  if (failed_)
-    detail::Abandon(workspace_);
-  else
-    backend_.Free(workspace_);
+  // the failure, a peer's late message): leak it rather than let that land in freed memory,
+  // unless the transport has stopped every exchange (an aborted NCCL communicator).
+  detail::Release(backend_, transport_, workspace_, failed_, "coded all-reduce");
 }
 
 std::uint64_t CodedAllReduce::expected_bytes_per_run() const {
@@ -298,6 +295,7 @@ void CodedAllReduce::Run(void* buffer) {
     }
   }
   const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
+  transport_.Finish();  // with the transport's deadline: a device sync has none
   backend_.Synchronize();
 }
 

@@ -66,11 +66,7 @@ void RingAllReduce::Init() {
 RingAllReduce::~RingAllReduce() {
   // After a failed run the transport may still write into the scratch: leak it (as the coded
   // engine does its workspace).
-  if (!scratch_) return;
-  if (failed_)
-    detail::Abandon(scratch_);
-  else
-    backend_.Free(scratch_);
+  detail::Release(backend_, transport_, scratch_, failed_, "ring all-reduce");
 }
 
 std::uint64_t RingAllReduce::expected_bytes_per_run() const {
@@ -147,6 +143,7 @@ void RingAllReduce::Run(void* buffer) {
     backend_.Scale(dt, buffer, count_, 1.0 / double(N));
   }
   const detail::Stopwatch w(times_.wait_s);  // the device's queued arithmetic, if any
+  transport_.Finish();  // with the transport's deadline: a device sync has none
   backend_.Synchronize();
 }
 

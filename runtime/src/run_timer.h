@@ -1,8 +1,10 @@
 #pragma once
 // What a run leaves behind. Host-clock accounting for RunTimes (allreduce.h): a Stopwatch adds its
 // scope's duration to one field, also when the scope ends by an exception. After a failed run:
-// FailureFlag marks the engine, Abandon keeps the blocks a transport may still write into.
+// FailureFlag marks the engine, Abandon keeps the blocks a transport may still write into, and
+// Release frees (or keeps) a block from a destructor.
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <vector>
@@ -50,6 +52,29 @@ inline void Abandon(void* block) {
   try {
     blocks->push_back(block);
   } catch (...) {  // out of memory: the block stays unfreed all the same
+  }
+}
+
+// An engine's destructor (noexcept) gives back its block: kept after a failed run while the
+// transport may still write into it (above), freed otherwise. A Free that throws (the CUDA back
+// end's cudaFree once any kernel in the process hit a sticky error) is reported on stderr and
+// the block kept: a throw here was std::terminate.
+inline void Release(ComputeBackend& backend, const Transport& transport, void* block, bool failed,
+                    const char* who) noexcept {
+  if (block == nullptr) return;
+  if (failed && transport.MayStillWrite()) {
+    Abandon(block);
+    return;
+  }
+  try {
+    backend.Free(block);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cerar: ignored in cleanup: %s could not free its buffer: %s\n", who,
+                 e.what());
+    Abandon(block);
+  } catch (...) {
+    std::fprintf(stderr, "cerar: ignored in cleanup: %s could not free its buffer\n", who);
+    Abandon(block);
   }
 }
 

@@ -104,6 +104,7 @@ class DeviceRingTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return world_.N(); }
   MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  const void* device_stream() const override { return stream_; }
 
   Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
     const std::uint64_t k = issued_;

@@ -1,9 +1,12 @@
 // Multi-rank NCCL transport under mpiexec, one rank per GPU, communicator bootstrapped from MPI.
-// Every rank takes the same skip decision (agreed over MPI) so no rank waits on a skipped one.
+// Every rank takes the same skip decision (agreed over MPI) so no rank waits on a skipped one,
+// and the same decision to stop after a failed case (AllRanksOk); an exception on one rank ends
+// the job (MPI_Abort), instead of the other ranks waiting in the next collective until a timeout.
 //   mpiexec -n <GPUs> cerar_cuda_mpi_tests
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +33,26 @@ std::string SkipReason() {
          std::to_string(avail.count) + " GPUs" + (avail.reason.empty() ? "" : " (" + avail.reason + ")");
 }
 
+// Collective: whether every rank's `ok` holds, so that all ranks stop a loop of cases together.
+bool AllRanksOk(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+// Runs a case; an exception (one rank's TransportError, DeviceError) ends the whole job: the
+// other ranks are inside a collective the failed rank will not join.
+template <typename F>
+void OrAbort(F&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", Rank(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+}
+
 class NcclMpi : public testing::Test {
  protected:
   void SetUp() override {
@@ -37,7 +60,7 @@ class NcclMpi : public testing::Test {
     if (!reason.empty()) GTEST_SKIP() << reason;
     CERAR_CUDA_CHECK(cudaSetDevice(Rank()));
     CERAR_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    transport_ = CreateNcclTransportFromMpi(MPI_COMM_WORLD, stream_);
+    OrAbort([&] { transport_ = CreateNcclTransportFromMpi(MPI_COMM_WORLD, stream_); });
   }
   void TearDown() override {
     transport_.reset();
@@ -66,21 +89,28 @@ TEST_F(NcclMpi, EachRankReceivesFromItsPredecessor) {
     CERAR_CUDA_CHECK(cudaMemcpy(send[t], host.data(), bytes, cudaMemcpyHostToDevice));
   }
   CERAR_CUDA_CHECK(cudaDeviceSynchronize());  // legacy-stream copies land before the exchanges
-  for (int t = 0; t < rounds; ++t) transport_->Wait(transport_->StartExchange(send[t], recv[t], bytes));
+  OrAbort([&] {
+    for (int t = 0; t < rounds; ++t)
+      transport_->Wait(transport_->StartExchange(send[t], recv[t], bytes));
+    transport_->Finish();
+  });
   EXPECT_EQ(transport_->bytes_sent(), std::uint64_t(rounds) * bytes);
   CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
   for (int t = 0; t < rounds; ++t) {
     std::vector<unsigned char> back(bytes);
     CERAR_CUDA_CHECK(cudaMemcpy(back.data(), recv[t], bytes, cudaMemcpyDeviceToHost));
+    std::size_t bad = 0;
     for (std::size_t b = 0; b < bytes; ++b)
-      ASSERT_EQ(back[b], Pattern(prev, t, b)) << "rank " << rank << " round " << t << " byte " << b;
+      if (back[b] != Pattern(prev, t, b) && bad++ == 0)
+        ADD_FAILURE() << "rank " << rank << " round " << t << " byte " << b;
+    EXPECT_EQ(bad, 0u) << "rank " << rank << " round " << t;
     cudaFree(send[t]);
     cudaFree(recv[t]);
   }
 }
 
 TEST_F(NcclMpi, CheckAgreementThrowsOnEveryRankWhenValuesDiffer) {
-  EXPECT_NO_THROW(transport_->CheckAgreement("count", 1000));
+  OrAbort([&] { transport_->CheckAgreement("count", 1000); });
   const int rank = Rank();
   try {
     transport_->CheckAgreement("count", rank == 1 ? 7 : 5);
@@ -98,6 +128,7 @@ TEST_F(NcclMpi, CodedAllReduceMatchesHostReference) {
   const int N = Size(), rank = Rank();
   for (int c : {1, 3, N + 1}) {
     for (DType t : {DType::kFloat32, DType::kFloat64}) {
+      std::size_t bad = 0;
       const Design design = test::RandomDesign(N, c, std::uint64_t(N * 1000 + c));
       std::mt19937_64 rng(std::uint64_t(N * 1000 + c) + 1);
       std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -105,22 +136,29 @@ TEST_F(NcclMpi, CodedAllReduceMatchesHostReference) {
       std::vector<std::vector<double>> inputs(static_cast<std::size_t>(N), std::vector<double>(n));
       for (auto& g : inputs)
         for (auto& x : g) x = test::RoundTo(t, u(rng));
-      auto backend = CreateCudaBackend(stream_);
-      AllReduceOptions options;
-      options.dtype = t;
-      options.segment_bytes = 64 * 1024;
-      CodedAllReduce allreduce(design, *transport_, *backend, n, options);
-      test::DeviceArray buffer(t, n);
-      buffer.Upload(inputs[std::size_t(rank)]);
-      transport_->ResetCounters();
-      allreduce.Run(buffer.get());
-      EXPECT_EQ(transport_->bytes_sent(), allreduce.expected_bytes_per_run());
-      const auto got = buffer.Download();
-      const auto want = test::ProtocolReference(design, inputs, rank, 1.0, test::StoreRoundoff(t),
-                                                test::StoreUnderflow(t));
-      for (std::size_t i = 0; i < n; ++i)
-        ASSERT_LE(std::abs(got[i] - want.value[i]), want.bound[i])
-            << "rank " << rank << " c " << c << " " << test::Name(t) << " element " << i;
+      OrAbort([&] {
+        auto backend = CreateCudaBackend(stream_);
+        AllReduceOptions options;
+        options.dtype = t;
+        options.segment_bytes = 64 * 1024;
+        CodedAllReduce allreduce(design, *transport_, *backend, n, options);
+        test::DeviceArray buffer(t, n);
+        buffer.Upload(inputs[std::size_t(rank)]);
+        transport_->ResetCounters();
+        allreduce.Run(buffer.get());
+        EXPECT_EQ(transport_->bytes_sent(), allreduce.expected_bytes_per_run());
+        const auto got = buffer.Download();
+        const auto want = test::ProtocolReference(design, inputs, rank, 1.0,
+                                                  test::StoreRoundoff(t), test::StoreUnderflow(t));
+        for (std::size_t i = 0; i < n; ++i)
+          if (!(std::abs(got[i] - want.value[i]) <= want.bound[i]) && bad++ == 0)
+            ADD_FAILURE() << "rank " << rank << " c " << c << " " << test::Name(t)
+                          << " element " << i << ": " << got[i] << " vs " << want.value[i];
+      });
+      EXPECT_EQ(bad, 0u) << "rank " << rank << " c " << c << " " << test::Name(t);
+      // Every rank stops after the first failed case, together (a lone rank leaving the loop
+      // left the others in the next engine's collective checks).
+      if (!AllRanksOk(bad == 0)) return;
     }
   }
 }

@@ -39,4 +39,17 @@ void ReportDeviceError(const char* library, const char* call, const char* file, 
   }
 }
 
+void ClearPendingError() noexcept {
+  // A sticky error (a broken context) stays whatever this does; the next call reports it.
+  (void)cudaGetLastError();
+}
+
+void CheckLaunch(const char* kernel, const char* file, int line) {
+  const cudaError_t status = cudaGetLastError();  // also clears it
+  if (status == cudaSuccess) return;
+  const std::string call = std::string("launch of ") + kernel;
+  ThrowDeviceError("CUDA", call.c_str(), file, line, static_cast<int>(status),
+                   cudaGetErrorString(status));
+}
+
 }  // namespace cerar::cuda

@@ -24,15 +24,35 @@ std::string FormatDeviceError(const char* library, const char* call, const char*
 void ReportDeviceError(const char* library, const char* call, const char* file, int line,
                        int code, const char* message) noexcept;
 
+// A failed CUDA call also leaves its error pending in the runtime (cudaGetLastError); left
+// there, the next kernel launch reported it as its own failure. The CUDA macros take it back.
+void ClearPendingError() noexcept;
+
+// Kernel launches: <<<...>>> returns no status, and cudaGetLastError() after it also returns an
+// earlier error still pending (the caller's failed cudaMalloc). CERAR_CUDA_LAUNCH drops such an
+// error first (its own call reported it), launches, then checks the launch's own status and
+// names the kernel: "CUDA call launch of StepKernel<f32> failed at kernels.cu:118: error 9 (...)".
+void CheckLaunch(const char* kernel, const char* file, int line);
+
 }  // namespace cerar::cuda
 
 #define CERAR_CUDA_CHECK(call)                                                             \
   do {                                                                                     \
     const cudaError_t cerar_status_ = (call);                                              \
-    if (cerar_status_ != cudaSuccess)                                                      \
+    if (cerar_status_ != cudaSuccess) {                                                    \
+      ::cerar::cuda::ClearPendingError();                                                  \
       ::cerar::cuda::ThrowDeviceError("CUDA", #call, __FILE__, __LINE__,                   \
                                       static_cast<int>(cerar_status_),                     \
                                       cudaGetErrorString(cerar_status_));                  \
+    }                                                                                      \
+  } while (0)
+
+// `kernel` names it in the message; the launch is the rest (it holds commas).
+#define CERAR_CUDA_LAUNCH(kernel, ...)                                                     \
+  do {                                                                                     \
+    ::cerar::cuda::ClearPendingError();                                                    \
+    __VA_ARGS__;                                                                           \
+    ::cerar::cuda::CheckLaunch(kernel, __FILE__, __LINE__);                                \
   } while (0)
 
 #define CERAR_CUBLAS_CHECK(call)                                                           \
@@ -57,10 +77,12 @@ void ReportDeviceError(const char* library, const char* call, const char* file, 
 #define CERAR_CUDA_REPORT(call)                                                            \
   do {                                                                                     \
     const cudaError_t cerar_status_ = (call);                                              \
-    if (cerar_status_ != cudaSuccess)                                                      \
+    if (cerar_status_ != cudaSuccess) {                                                    \
+      ::cerar::cuda::ClearPendingError();                                                  \
       ::cerar::cuda::ReportDeviceError("CUDA", #call, __FILE__, __LINE__,                  \
                                        static_cast<int>(cerar_status_),                    \
                                        cudaGetErrorString(cerar_status_));                 \
+    }                                                                                      \
   } while (0)
 
 #define CERAR_CUBLAS_REPORT(call)                                                          \

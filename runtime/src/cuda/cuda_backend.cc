@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "../accumulation_rules.h"
@@ -63,12 +64,23 @@ class CudaBackend final : public ComputeBackend {
   }
 
   ~CudaBackend() override {
-    // Outstanding work may still read the matrices.
-    CERAR_CUDA_REPORT(cudaStreamSynchronize(stream_));
-    CERAR_CUBLAS_REPORT(cublasDestroy(handle_));
+    try {
+      // On the back end's device, whichever is current now: the legacy stream (nullptr) is the
+      // current device's, and the handle and the buffers belong to this one.
+      DeviceGuard guard(device_);
+      // Outstanding work may still read the matrices.
+      CERAR_CUDA_REPORT(cudaStreamSynchronize(stream_));
+      CERAR_CUBLAS_REPORT(cublasDestroy(handle_));
+      for (DeviceBuffer& matrix : enc_) matrix = DeviceBuffer();  // freed inside the guard
+      for (DeviceBuffer& matrix : dec_) matrix = DeviceBuffer();
+      scratch_ = DeviceBuffer();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cerar: ignored in cleanup: CUDA back end: %s\n", e.what());
+    }
   }
 
   MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  const void* device_stream() const override { return stream_; }
   bool Supports(DType dtype) const override {
     switch (dtype) {
       case DType::kFloat32:

@@ -91,6 +91,20 @@ constexpr int kThreads = 256;
 
 bool Aligned16(const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// Kernel names for launch-failure messages.
+template <typename T> constexpr const char* StepName() {
+  if constexpr (std::is_same_v<T, float>) return "StepKernel<f32>";
+  else if constexpr (std::is_same_v<T, double>) return "StepKernel<f64>";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "StepKernel<bf16>";
+  else return "StepKernel<f16>";
+}
+template <typename T> constexpr const char* ConvertName() {
+  if constexpr (std::is_same_v<T, float>) return "ConvertKernel<f32>";
+  else if constexpr (std::is_same_v<T, double>) return "ConvertKernel<f64>";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "ConvertKernel<bf16>";
+  else return "ConvertKernel<f16>";
+}
+
 template <typename T>
 void Step(const void* e_now, const void* y_prev, const void* e_back, void* x, void* obs,
           std::size_t len, int max_blocks, cudaStream_t stream) {
@@ -110,12 +124,13 @@ void Step(const void* e_now, const void* y_prev, const void* e_back, void* x, vo
   auto* oo = static_cast<T*>(obs);
   if (vector) {
     static constexpr auto table = MakeStepTable<T, kVec>(std::make_integer_sequence<int, kAllFlags>{});
-    table[flags]<<<unsigned(blocks), kThreads, 0, stream>>>(en, yp, eb, xo, oo, len);
+    CERAR_CUDA_LAUNCH(StepName<T>(), table[flags]<<<unsigned(blocks), kThreads, 0, stream>>>(
+                                         en, yp, eb, xo, oo, len));
   } else {
     static constexpr auto table = MakeStepTable<T, 1>(std::make_integer_sequence<int, kAllFlags>{});
-    table[flags]<<<unsigned(blocks), kThreads, 0, stream>>>(en, yp, eb, xo, oo, len);
+    CERAR_CUDA_LAUNCH(StepName<T>(), table[flags]<<<unsigned(blocks), kThreads, 0, stream>>>(
+                                         en, yp, eb, xo, oo, len));
   }
-  CERAR_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
@@ -136,8 +151,8 @@ template <typename T>
 void Convert(const double* src, void* dst, std::size_t n, cudaStream_t stream) {
   std::size_t blocks = (n + kThreads - 1) / kThreads;
   if (blocks > 4096) blocks = 4096;
-  ConvertKernel<T><<<unsigned(blocks), kThreads, 0, stream>>>(src, static_cast<T*>(dst), n);
-  CERAR_CUDA_CHECK(cudaGetLastError());
+  CERAR_CUDA_LAUNCH(ConvertName<T>(), ConvertKernel<T><<<unsigned(blocks), kThreads, 0, stream>>>(
+                                          src, static_cast<T*>(dst), n));
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ void CheckMpi(int status, const char* call) {
 
 }  // namespace
 
-std::unique_ptr<Transport> CreateNcclTransportFromMpi(MPI_Comm mpi_comm, cudaStream_t stream) {
+std::unique_ptr<Transport> CreateNcclTransportFromMpi(MPI_Comm mpi_comm, cudaStream_t stream,
+                                                     NcclTransportOptions options) {
   int rank = 0, size = 0;
   CheckMpi(MPI_Comm_rank(mpi_comm, &rank), "MPI_Comm_rank");
   CheckMpi(MPI_Comm_size(mpi_comm, &size), "MPI_Comm_size");
@@ -43,7 +44,7 @@ std::unique_ptr<Transport> CreateNcclTransportFromMpi(MPI_Comm mpi_comm, cudaStr
   ncclComm_t comm = nullptr;
   CERAR_NCCL_CHECK(ncclCommInitRank(&comm, size, id, rank));
   try {
-    return std::make_unique<cuda::NcclTransport>(comm, stream, /*owns_comm=*/true);
+    return std::make_unique<cuda::NcclTransport>(comm, stream, /*owns_comm=*/true, options);
   } catch (...) {
     CERAR_NCCL_REPORT(ncclCommDestroy(comm));
     throw;

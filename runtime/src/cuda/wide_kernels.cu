@@ -8,6 +8,8 @@
 // the matrix entries are the same for every thread of a warp and come from cache. Sums run left
 // to right over the components (nvcc contracts each product and sum into one fused multiply-add:
 // float64 either way, far below the float32 rounding of the result).
+#include <type_traits>
+
 #include "../wide_step.h"
 #include "checks.h"
 #include "kernels.h"
@@ -87,33 +89,38 @@ __global__ void WideStepKernel(const S* e_now, const float* y_prev, const S* e_b
     detail::WideStepAt<S>(e_now, y_prev, e_back, feedback_in, x, obs, feedback_out, i);
 }
 
+// Kernel names for launch-failure messages: S is the workspace rows' type.
+template <typename S> constexpr const char* Named(const char* if_double, const char* if_float) {
+  return std::is_same_v<S, double> ? if_double : if_float;
+}
+
 template <typename S>
 void Encode(const double* E, int c, int first, int count, int kc, const float* g,
             std::size_t m, std::size_t col0, std::size_t cols, void* enc, std::size_t ld,
             int max_blocks, cudaStream_t stream) {
-  WideEncodeKernel<S><<<Blocks(cols, max_blocks), kThreads, 0, stream>>>(
-      E, c, first, count, kc, g, m, col0, cols, static_cast<S*>(enc), ld);
-  CERAR_CUDA_CHECK(cudaGetLastError());
+  CERAR_CUDA_LAUNCH(Named<S>("WideEncodeKernel<double>", "WideEncodeKernel<float>"),
+                    WideEncodeKernel<S><<<Blocks(cols, max_blocks), kThreads, 0, stream>>>(
+                        E, c, first, count, kc, g, m, col0, cols, static_cast<S*>(enc), ld));
 }
 
 template <typename S>
 void Decode(const double* D, int c, int kc, const void* obs, std::size_t ld, float* g,
             std::size_t m, std::size_t col0, std::size_t cols, double scale, int max_blocks,
             cudaStream_t stream) {
-  WideDecodeKernel<S><<<Blocks(cols, max_blocks), kThreads, 0, stream>>>(
-      D, c, kc, static_cast<const S*>(obs), ld, g, m, col0, cols, scale);
-  CERAR_CUDA_CHECK(cudaGetLastError());
+  CERAR_CUDA_LAUNCH(Named<S>("WideDecodeKernel<double>", "WideDecodeKernel<float>"),
+                    WideDecodeKernel<S><<<Blocks(cols, max_blocks), kThreads, 0, stream>>>(
+                        D, c, kc, static_cast<const S*>(obs), ld, g, m, col0, cols, scale));
 }
 
 template <typename S>
 void Step(const void* e_now, const float* y_prev, const void* e_back, const void* feedback_in,
           float* x, void* obs, void* feedback_out, std::size_t len, int max_blocks,
           cudaStream_t stream) {
-  WideStepKernel<S><<<Blocks(len, max_blocks), kThreads, 0, stream>>>(
-      static_cast<const S*>(e_now), y_prev, static_cast<const S*>(e_back),
-      static_cast<const S*>(feedback_in), x, static_cast<S*>(obs), static_cast<S*>(feedback_out),
-      len);
-  CERAR_CUDA_CHECK(cudaGetLastError());
+  CERAR_CUDA_LAUNCH(Named<S>("WideStepKernel<double>", "WideStepKernel<float>"),
+                    WideStepKernel<S><<<Blocks(len, max_blocks), kThreads, 0, stream>>>(
+                        static_cast<const S*>(e_now), y_prev, static_cast<const S*>(e_back),
+                        static_cast<const S*>(feedback_in), x, static_cast<S*>(obs),
+                        static_cast<S*>(feedback_out), len));
 }
 
 }  // namespace

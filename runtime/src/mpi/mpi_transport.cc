@@ -81,7 +81,7 @@ class MpiTransport final : public Transport {
                " took no data for " + Seconds() + " (MPI transport, exchange " +
                std::to_string(completed_) + ")");
         }
-        Pause(polls);
+        detail::PauseBetweenPolls(polls);
       }
     }
   }
@@ -110,7 +110,7 @@ class MpiTransport final : public Transport {
         Fail("rank " + std::to_string(rank_) + ": not every rank joined the check of " + what +
              " within " + Seconds() + " (MPI transport)");
       }
-      if (!done) Pause(spins);
+      if (!done) detail::PauseBetweenPolls(spins);
     }
     for (int r = 0; r < size_; ++r)
       if (all[r] != all[0])
@@ -159,24 +159,6 @@ class MpiTransport final : public Transport {
     ++completed_;
     return true;
   }
-  // Between polls of a wait: spin first (a message may be a microsecond away), then yield, then
-  // sleep, so that a rank waiting on its link gives its core to ranks that compute (8 ranks share
-  // 2 cores here). The nap doubles from 20 us to 320 us: each poll costs a wakeup and an
-  // MPI_Test (a few microseconds), and with a fixed 20 us nap (about 70 us with the kernel's
-  // timer slack) a rank waiting on a 100 or 200 Mbit/s link spent 21-23 % of a core polling
-  // (benchmarks.md, "Waiting that costs a core"). Open MPI moves TCP bytes only inside MPI calls,
-  // but the socket buffers are autotuned to MiBs, far above 320 us of any link here, so the link
-  // does not idle while a rank naps; a completion is seen at most one nap late.
-  static void Pause(int polls) {
-    if (polls < 64) return;
-    if (polls < 256) {
-      std::this_thread::yield();
-      return;
-    }
-    const int doublings = std::min((polls - 256) / 8, 4);
-    std::this_thread::sleep_for(std::chrono::microseconds(20 << doublings));
-  }
-
   struct Pending {
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     std::size_t bytes = 0;

@@ -63,7 +63,8 @@ class CodedAllReduce {
   // estimate of the sum (or average) over ranks. Collective. When it throws mid-protocol, the
   // buffer holds partial values and the transport may still have receives posted into this
   // object's workspace (and sends from the buffer): the object then leaks its workspace when
-  // destroyed, and the buffer should outlive the transport.
+  // destroyed, unless the transport says nothing can still write into it (MayStillWrite: an
+  // NCCL transport that aborted its communicator), and the buffer should outlive the transport.
   void Run(void* buffer);
 
   std::size_t count() const { return count_; }
@@ -88,7 +89,7 @@ class CodedAllReduce {
   void* workspace_ = nullptr;
   std::uint64_t id_ = 0;  // stamped on the back end with the matrices (ComputeBackend::holder)
   RunTimes times_;
-  bool failed_ = false;  // a run threw mid-protocol: the workspace is leaked, not freed
+  bool failed_ = false;  // a run threw mid-protocol: the workspace may be leaked (Run)
 };
 
 class RingAllReduce {
@@ -125,7 +126,7 @@ class RingAllReduce {
   std::size_t scratch_bytes_ = 0;
   void* scratch_ = nullptr;
   RunTimes times_;
-  bool failed_ = false;  // a run threw mid-protocol: the scratch is leaked, not freed
+  bool failed_ = false;  // a run threw mid-protocol: the scratch may be leaked (as Coded)
 };
 
 }  // namespace cerar

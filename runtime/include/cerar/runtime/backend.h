@@ -55,6 +55,8 @@ class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
   virtual MemorySpace memory_space() const = 0;
+  // The cudaStream_t a device back end enqueues on (nullptr: the legacy stream, or the CPU).
+  virtual const void* device_stream() const { return nullptr; }
   // Whether Encode/Step/Decode/Scale accept buffers of this dtype (CPU: f32, f64; CUDA: all).
   virtual bool Supports(DType dtype) const = 0;
   // Whether it can compute on `dtype` buffers with `accumulation` (CPU: all four, for f32 and

@@ -26,6 +26,9 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual MemorySpace memory_space() const { return MemorySpace::kHost; }
+  // The cudaStream_t a device transport enqueues on (nullptr: the legacy stream, or a host
+  // transport). The engines require it to be the device back end's stream.
+  virtual const void* device_stream() const { return nullptr; }
 
   // Starts sending `bytes` from `send` to rank+1 and receiving `bytes` into `recv` from rank-1.
   // Both buffers must stay valid and untouched until Wait(handle). Handles complete in order.
@@ -33,6 +36,17 @@ class Transport {
   using Handle = std::uint64_t;
   virtual Handle StartExchange(const void* send, void* recv, std::size_t bytes) = 0;
   virtual void Wait(Handle handle) = 0;
+
+  // Blocks until every exchange started so far is complete, or throws TransportError when one
+  // is not within the transport's timeout (or a peer failed). The engines call it at the end of
+  // a run, before waiting for the back end: a stream-ordered transport's Wait does not block, and
+  // a device sync has no deadline. The default does nothing (Wait has waited).
+  virtual void Finish() {}
+
+  // Whether exchanges started earlier may still write into their receive buffers. Asked after a
+  // failed run: the engines then keep their buffers (never freed) unless it says no. MPI: yes (a
+  // matched receive cannot be cancelled); NCCL after it aborted its communicator: no.
+  virtual bool MayStillWrite() const { return true; }
 
   // Lets the transport move bytes of the exchanges in flight, without blocking. A transport whose
   // bytes move only inside its own calls (MPI over TCP without a progress thread: Open MPI's
