@@ -20,6 +20,12 @@ class CheckingTransport final : public Transport {
   int rank() const override { return in_.rank(); }
   int size() const override { return in_.size(); }
   MemorySpace memory_space() const override { return in_.memory_space(); }
+  const void* device_stream() const override { return in_.device_stream(); }
+  void Finish() override {
+    ++finish_calls;
+    in_.Finish();
+  }
+  bool MayStillWrite() const override { return in_.MayStillWrite(); }
 
   Handle StartExchange(const void* send, void* recv, std::size_t bytes) override {
     const Range s{static_cast<const char*>(send), bytes}, r{static_cast<const char*>(recv), bytes};
@@ -51,7 +57,7 @@ class CheckingTransport final : public Transport {
   std::size_t started() const { return started_.size(); }
   std::size_t completed() const { return completed_; }
   int overlaps = 0, redundant_waits = 0;
-  std::size_t max_in_flight = 0, progress_calls = 0;
+  std::size_t max_in_flight = 0, progress_calls = 0, finish_calls = 0;
 
  private:
   struct Range {

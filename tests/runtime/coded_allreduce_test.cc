@@ -82,6 +82,7 @@ std::vector<RankOutcome> RunAll(const Design& d, std::size_t count, std::size_t 
     EXPECT_EQ(ck.redundant_waits, 0) << "rank " << tr.rank();
     EXPECT_LE(ck.max_in_flight, std::size_t(slots)) << "rank " << tr.rank();
     EXPECT_EQ(ck.completed(), ck.started()) << "rank " << tr.rank();
+    EXPECT_EQ(ck.finish_calls, count == 0 ? 0u : 1u) << "rank " << tr.rank();
   }, o);
   for (auto& e : errors)
     if (e) ADD_FAILURE() << ExceptionMessage(e);

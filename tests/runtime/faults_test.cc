@@ -170,6 +170,8 @@ class FaultyTransport : public Transport {
     return in_.StartExchange(s, r, b);
   }
   void Wait(Handle h) override { in_.Wait(h); }
+  void Finish() override { in_.Finish(); }
+  bool MayStillWrite() const override { return in_.MayStillWrite(); }
   void CheckAgreement(const std::string& w, std::uint64_t v) override { in_.CheckAgreement(w, v); }
   std::uint64_t bytes_sent() const override { return in_.bytes_sent(); }
   void ResetCounters() override { in_.ResetCounters(); }
