@@ -11,8 +11,10 @@
 // once, in an order rotated by r, so all algorithms see the same machine load and their ratios
 // are side by side. Per algorithm: median wall time (a run's time is the slowest rank's), bytes
 // per rank counted by the transport and by the model, frames on --netdev, CPU seconds per rank,
-// and the relative error ||out_j - S|| / ||S|| (max over ranks) against the exact sum S, which
-// every rank recomputes from the reproducible inputs (inputs.h) instead of sending.
+// and the relative error ||out_j - S|| / ||S|| (max over ranks) of the last timed run against the
+// exact sum S, which every rank recomputes from the reproducible inputs (inputs.h) instead of
+// sending. Every timed run's output is checked on every rank: a NaN or infinity, or (CERAR and
+// the ring) a run whose bytes differ from the first timed run's, ends the job with one line.
 //
 // Nothing hangs: the ranks first agree on every argument, and every collective of the bench is
 // under the --timeout deadline (collectives.h). A table on rank 0's stdout; the CSV is written
@@ -104,6 +106,7 @@ struct Samples {
   double wire_bytes = 0, wire_payload = 0, retrans = 0;  // summed over timed runs, this rank
   std::uint64_t bytes_sent = 0;       // transport count of the last run (0: not observable)
   std::optional<std::uint64_t> expected;  // traffic model, when there is one
+  std::vector<std::uint64_t> digests;     // per run: this rank's CheckOutput digest
   double rel_error = 0;
 };
 
@@ -199,7 +202,7 @@ class Bench {
     for (int r = -1; r < o_.reps; ++r) {  // r = -1: warm-up
       for (std::size_t k = 0; k < algos.size(); ++k) {
         const std::size_t a = (k + std::size_t(r + 1)) % algos.size();  // rotated order
-        RunOnce(algos[a], buf, r >= 0 ? &s[a] : nullptr, r == o_.reps - 1);
+        RunOnce(algos[a], buf, r >= 0 ? &s[a] : nullptr, r);
       }
     }
     std::vector<Row> rows;
@@ -244,8 +247,9 @@ class Bench {
     return out;
   }
 
-  // One run of `a` on fresh inputs; timed and counted into `s` unless it is the warm-up.
-  void RunOnce(const Algorithm& a, std::vector<T>& buf, Samples* s, bool last) {
+  // Run `index` (-1: the warm-up) of `a` on fresh inputs; timed and counted into `s` unless it is
+  // the warm-up. Every timed run's output is checked (CheckRun); the last one's error measured.
+  void RunOnce(const Algorithm& a, std::vector<T>& buf, Samples* s, int index) {
     const std::size_t count = buf.size();
     const int N = tr_.size();
     FillInput(tr_.rank(), buf);
@@ -310,12 +314,33 @@ class Bench {
       s->wire_payload += bytes - double(kFrameHeaderBytes) * pkts;
       s->retrans += double(n1.retrans_segs - n0.retrans_segs);
     }
-    if (last) {
+    CheckRun(a, buf, *s, index);
+    if (index == o_.reps - 1) {
       double num = 0, den = 0;
       ErrorSums(N, buf, num, den);
       const double e = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
-      s->rel_error = coll_.Max(e, "the error check");
+      // MPI_MAX keeps a NaN only when it comes first: a non-finite error goes in as +inf.
+      s->rel_error = coll_.Max(std::isfinite(e) ? e : INFINITY, "the error check");
     }
+  }
+
+  // A timed run's output on this rank: every element finite, and for CERAR and the ring (which
+  // repeat a run bit for bit) the same bytes in every run. A failure ends the job with one line
+  // from the rank that saw it (AbortOnError in main), before any figure of the size is printed.
+  void CheckRun(const Algorithm& a, const std::vector<T>& buf, Samples& s, int index) {
+    const OutputCheck c = CheckOutput(buf);
+    const std::string what = "rank " + std::to_string(tr_.rank()) + ": " +
+                             (a.design_name.empty() ? a.name : a.name + ":" + a.design_name) +
+                             " at " + FormatSize(buf.size() * sizeof(T)) + ", timed run " +
+                             std::to_string(index + 1) + " of " + std::to_string(o_.reps) + ": ";
+    if (c.non_finite)
+      throw NumericalError(what + std::to_string(c.non_finite) + " of " +
+                           std::to_string(buf.size()) + " output elements are NaN or infinite");
+    if ((a.name == "cerar" || a.name == "ring") && !s.digests.empty() &&
+        c.digest != s.digests.front())
+      throw NumericalError(what + "the output differs from timed run 1's, but " + a.name +
+                           " repeats a run bit for bit");
+    s.digests.push_back(c.digest);
   }
 
   Row MakeRow(const Algorithm& a, const Samples& s, std::size_t size_bytes, double load) {

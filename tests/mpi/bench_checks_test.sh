@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# cerar-bench's checks, each a short run at 1 or 2 ranks: results that must fail the run, and
+# arguments that must be refused with one line per rank and exit 2 before the table header.
+#   bench_checks_test.sh SOURCE_DIR BENCH MPIEXEC [MPIEXEC ARGS...]
+set -uo pipefail
+src=$1 bench=$2
+shift 2
+mpiexec=("$@")
+source "$src/tests/cli/harness.sh"
+design=$src/matrices/eps_N2_c4.json
+export OMPI_MCA_coll_tuned_use_dynamic_rules=1
+
+# run NP ARGS...: the bench's stdout+stderr in $work/out, its exit status in $rc.
+run() {
+  local np=$1
+  shift
+  timeout 60 "${mpiexec[@]}" -np "$np" "$bench" "$@" >"$work/out" 2>&1
+  rc=$?
+}
+
+# A design whose rank 1 decodes to NaN (float32 overflow; rank 0 is exact): MPI_MAX would drop
+# rank 1's NaN error, so the run must fail on rank 1's own check.
+run 2 --design "$src/tests/mpi/bench_nan_rank1.json" --sizes 4KiB --reps 3 --algorithms cerar,ring
+if [[ $rc -ne 0 ]] && grep -q "\[rank 1\] rank 1: cerar:bench_nan_rank1 at 4KiB, timed run 1 of 3: .* NaN or infinite" "$work/out"; then
+  ok "NaN on rank 1 fails the run (rc $rc)"
+else
+  bad "NaN on rank 1: rc $rc, output: $(head -c 600 "$work/out")"
+fi
+# A healthy run passes every check (all timed runs compared) and exits 0.
+run 2 --design "$design" --sizes 4KiB,1000 --reps 3 --algorithms cerar,ring,mpi_allreduce
+if [[ $rc -eq 0 ]] && grep -q "^cerar:eps_N2_c4 *1000B" "$work/out"; then
+  ok "a healthy run exits 0"
+else
+  bad "healthy run: rc $rc, output: $(head -c 600 "$work/out")"
+fi
+finish
