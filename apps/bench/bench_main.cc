@@ -35,28 +35,17 @@
 
 #include "cerar/format/design_file.h"
 #include "cerar/errors.h"
+#include "cerar/format/printable.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "collectives.h"
 #include "inputs.h"
 #include "net_counters.h"
+#include "options.h"
 #include "sizes.h"
 
 namespace cerar::bench {
 namespace {
-
-struct Options {
-  std::vector<std::string> designs;
-  std::string sizes = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype = "f32", netdev;
-  std::string algorithms = "cerar,ring,mpi_allreduce,mpi_allreduce_ring";
-  int reps = 5;
-  // Lists: CERAR runs once per (design, segment, slots, accumulation); the ring uses the first
-  // segment and slots, and buffer arithmetic.
-  std::string segment = std::to_string(AllReduceOptions{}.segment_bytes);
-  std::string slots = std::to_string(AllReduceOptions{}.send_slots);
-  std::string accumulation = "buffer";  // CERAR's arithmetic (the exact ring: buffer only)
-  double timeout = 60, rate_mbit = 0;
-};
 
 // One algorithm of the comparison; `design` for CERAR only.
 struct Algorithm {
@@ -65,39 +54,6 @@ struct Algorithm {
   const Design* design = nullptr;
   AllReduceOptions options;
 };
-
-std::vector<int> ParseInts(const std::string& list, const char* option) {
-  std::vector<int> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    std::size_t pos = 0;
-    int v = 0;
-    try {
-      v = std::stoi(item, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos != item.size() || item.empty() || v < 1)
-      throw InvalidArgument(std::string(option) + " '" + item + "': expected a whole number >= 1");
-    out.push_back(v);
-  }
-  if (out.empty()) throw InvalidArgument(std::string(option) + ": empty list");
-  return out;
-}
-
-std::vector<Accumulation> ParseAccumulations(const std::string& list) {
-  std::vector<Accumulation> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    try {
-      out.push_back(ParseAccumulation(item));
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(std::string("--accumulation: ") + e.what());
-    }
-  }
-  if (out.empty()) throw InvalidArgument("--accumulation: empty list");
-  return out;
-}
 
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
@@ -182,9 +138,9 @@ void AgreeOnArguments(Collectives& coll, const std::string& config) {
 template <typename T>
 class Bench {
  public:
-  Bench(const Options& o, const std::vector<Design>& designs, Transport& tr, Collectives& coll,
-        const AllReduceOptions& opt)
-      : o_(o), designs_(designs), tr_(tr), coll_(coll), opt_(opt),
+  Bench(const Options& o, const Plan& plan, const std::vector<Design>& designs, Transport& tr,
+        Collectives& coll)
+      : o_(o), plan_(plan), designs_(designs), tr_(tr), coll_(coll), opt_(plan.options),
         watchdog_(coll.rank(), o.timeout) {}
   ~Bench() {
     if (mpi_ring_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_ring_);
@@ -216,9 +172,9 @@ class Bench {
     std::stringstream ss(o_.algorithms);
     for (std::string a; std::getline(ss, a, ',');) {
       if (a == "cerar") {
-        const std::vector<std::size_t> segs = ParseSizes(o_.segment);
-        const std::vector<int> slots = ParseInts(o_.slots, "--slots");
-        const std::vector<Accumulation> accs = ParseAccumulations(o_.accumulation);
+        const std::vector<std::size_t>& segs = plan_.segments;
+        const std::vector<int>& slots = plan_.slots;
+        const std::vector<Accumulation>& accs = plan_.accumulations;
         for (std::size_t d = 0; d < designs_.size(); ++d)
           for (std::size_t seg : segs)
             for (int k : slots)
@@ -385,6 +341,7 @@ class Bench {
   }
 
   const Options& o_;
+  const Plan& plan_;
   const std::vector<Design>& designs_;
   Transport& tr_;
   Collectives& coll_;
@@ -451,23 +408,7 @@ void PrintRows(const std::vector<Row>& rows) {
 int Main(int argc, char** argv) {
   CLI::App app{"CERAR vs exact ring vs MPI_Allreduce (run under mpiexec)"};
   Options o;
-  app.add_option("--design", o.designs, "design file (repeat for several; same N)")->required();
-  app.add_option("--sizes", o.sizes, "bytes per rank, comma-separated")->capture_default_str();
-  app.add_option("--csv", o.csv, "write the results as CSV");
-  app.add_option("--dtype", o.dtype, "f32 | f64")->capture_default_str();
-  app.add_option("--reps", o.reps, "timed runs per size (median)")->capture_default_str();
-  app.add_option("--segment", o.segment, "largest pipelining segment, bytes (a list: one CERAR "
-                 "row each)")->capture_default_str();
-  app.add_option("--slots", o.slots, "send slots (in-flight segments; a list: one CERAR row "
-                 "each)")->capture_default_str();
-  app.add_option("--accumulation", o.accumulation, "CERAR's arithmetic on f32 buffers: buffer, "
-                 "f64, f64+feedback, f64-state (a list: one CERAR row each)")
-      ->capture_default_str();
-  app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
-      ->capture_default_str();
-  app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
-  app.add_option("--netdev", o.netdev, "count this interface's transmitted frames per run");
-  app.add_option("--rate-mbit", o.rate_mbit, "the link's rate, for the link fraction");
+  AddOptions(app, o);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
@@ -479,15 +420,16 @@ int Main(int argc, char** argv) {
   }
   Collectives coll(MPI_COMM_WORLD, o.timeout);
   AgreeOnArguments(coll, app.config_to_str(true, false));
-  if (o.reps < 1) throw InvalidArgument("--reps " + std::to_string(o.reps) + " must be >= 1");
-  AllReduceOptions opt;
-  opt.dtype = ParseDType(o.dtype);
-  if (opt.dtype != DType::kFloat32 && opt.dtype != DType::kFloat64)
-    throw InvalidArgument("--dtype " + o.dtype + ": cerar-bench runs f32 or f64");
-  opt.segment_bytes = ParseSizes(o.segment).front();
-  opt.send_slots = ParseInts(o.slots, "--slots").front();
-  ParseAccumulations(o.accumulation);  // fail before any run
-  const std::vector<std::size_t> sizes = ParseSizes(o.sizes);
+  Plan plan;
+  try {
+    plan = MakePlan(o);
+  } catch (const InvalidArgument& e) {
+    // Every rank has the same arguments, so every rank stops here the same way: one line each,
+    // and no MPI_Abort (and its pause) is needed.
+    std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, Printable(e.what(), 4096).c_str());
+    return 2;
+  }
+  const AllReduceOptions& opt = plan.options;
   std::vector<Design> designs;
   for (const auto& path : o.designs) {
     designs.push_back(LoadDesign(path));
@@ -509,10 +451,10 @@ int Main(int argc, char** argv) {
                 "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }
   std::vector<Row> rows;
-  for (std::size_t size : sizes) {
+  for (std::size_t size : plan.sizes) {
     std::vector<Row> r;
-    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, designs, *tr, coll, opt).Size(size);
-    else r = Bench<double>(o, designs, *tr, coll, opt).Size(size);
+    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, plan, designs, *tr, coll).Size(size);
+    else r = Bench<double>(o, plan, designs, *tr, coll).Size(size);
     if (rank == 0) {
       PrintRows(r);
       std::fflush(stdout);

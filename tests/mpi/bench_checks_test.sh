@@ -10,11 +10,16 @@ source "$src/tests/cli/harness.sh"
 design=$src/matrices/eps_N2_c4.json
 export OMPI_MCA_coll_tuned_use_dynamic_rules=1
 
-# run NP ARGS...: the bench's stdout+stderr in $work/out, its exit status in $rc.
+# run NP ARGS...: the bench's stdout+stderr in $work/out, its exit status in $rc. NP 1: a
+# singleton without mpiexec (a third of a second), for the argument checks.
 run() {
   local np=$1
   shift
-  timeout 60 "${mpiexec[@]}" -np "$np" "$bench" "$@" >"$work/out" 2>&1
+  if [[ $np -eq 1 ]]; then
+    timeout 60 "$bench" "$@" >"$work/out" 2>&1
+  else
+    timeout 60 "${mpiexec[@]}" -np "$np" "$bench" "$@" >"$work/out" 2>&1
+  fi
   rc=$?
 }
 
@@ -33,4 +38,27 @@ if [[ $rc -eq 0 ]] && grep -q "^cerar:eps_N2_c4 *1000B" "$work/out"; then
 else
   bad "healthy run: rc $rc, output: $(head -c 600 "$work/out")"
 fi
+# refused MESSAGE ARGS...: the bench (one rank: the argument checks come before the design's N
+# is compared) must stop with exit 2 and MESSAGE in one line before the table header.
+refused() {
+  local message=$1
+  shift
+  run 1 --design "$design" "$@"
+  if [[ $rc -eq 2 ]] && [[ $(wc -l <"$work/out") -eq 1 ]] && grep -qF -- "$message" "$work/out"; then
+    ok "refused: $* ($message)"
+  else
+    bad "not refused as expected: $* (rc $rc): $(head -c 400 "$work/out")"
+  fi
+}
+
+# Sizes: a whole number (>= 1) of elements, no wrap past 2^64, no empty list item.
+refused "--sizes 1001B: not a whole number of f32 elements (4 bytes each)" --sizes 4KiB,1001
+refused "--sizes 12B: not a whole number of f64 elements (8 bytes each)" --sizes 12 --dtype f64
+refused "--sizes 3B: less than one f32 element (4 bytes)" --sizes 3
+refused "--sizes 0B: less than one f32 element" --sizes 0
+refused "--sizes '17179869184GiB': more than 2^64 - 1 bytes" --sizes 17179869184GiB
+refused "--sizes '18446744073709551616': more than 2^64 - 1 bytes" --sizes 18446744073709551616
+refused "--sizes '4KiB,': empty item" --sizes 4KiB,
+refused "--sizes '-4': expected a number of bytes" --sizes -4
+refused "--slots '': expected a whole number >= 1" --slots 8, --sizes 4KiB
 finish

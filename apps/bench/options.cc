@@ -1,0 +1,78 @@
+#include "options.h"
+
+#include "cerar/errors.h"
+#include "cerar/format/printable.h"
+#include "sizes.h"
+
+namespace cerar::bench {
+namespace {
+
+std::vector<int> ParseInts(const std::string& list, const char* option) {
+  std::vector<int> out;
+  for (const std::string& item : SplitList(list)) {
+    std::size_t pos = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos != item.size() || item.empty() || v < 1)
+      throw InvalidArgument(std::string(option) + " '" + Printable(item) +
+                            "': expected a whole number >= 1");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Accumulation> ParseAccumulations(const std::string& list) {
+  std::vector<Accumulation> out;
+  for (const std::string& item : SplitList(list)) {
+    try {
+      out.push_back(ParseAccumulation(item));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("--accumulation: ") + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddOptions(CLI::App& app, Options& o) {
+  app.add_option("--design", o.designs, "design file (repeat for several; same N)")->required();
+  app.add_option("--sizes", o.sizes, "bytes per rank, comma-separated")->capture_default_str();
+  app.add_option("--csv", o.csv, "write the results as CSV");
+  app.add_option("--dtype", o.dtype, "f32 | f64")->capture_default_str();
+  app.add_option("--reps", o.reps, "timed runs per size (median)")->capture_default_str();
+  app.add_option("--segment", o.segment, "largest pipelining segment, bytes (a list: one CERAR "
+                 "row each)")->capture_default_str();
+  app.add_option("--slots", o.slots, "send slots (in-flight segments; a list: one CERAR row "
+                 "each)")->capture_default_str();
+  app.add_option("--accumulation", o.accumulation, "CERAR's arithmetic on f32 buffers: buffer, "
+                 "f64, f64+feedback, f64-state (a list: one CERAR row each)")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
+      ->capture_default_str();
+  app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
+  app.add_option("--netdev", o.netdev, "count this interface's transmitted frames per run");
+  app.add_option("--rate-mbit", o.rate_mbit, "the link's rate, for the link fraction");
+}
+
+Plan MakePlan(const Options& o) {
+  if (o.reps < 1) throw InvalidArgument("--reps " + std::to_string(o.reps) + " must be >= 1");
+  Plan p;
+  p.options.dtype = ParseDType(o.dtype);
+  if (p.options.dtype != DType::kFloat32 && p.options.dtype != DType::kFloat64)
+    throw InvalidArgument("--dtype " + Printable(o.dtype) + ": cerar-bench runs f32 or f64");
+  p.segments = ParseSizes(o.segment, "--segment");
+  p.slots = ParseInts(o.slots, "--slots");
+  p.accumulations = ParseAccumulations(o.accumulation);
+  p.options.segment_bytes = p.segments.front();
+  p.options.send_slots = p.slots.front();
+  p.sizes = ParseSizes(o.sizes, "--sizes");
+  RequireWholeElements(p.sizes, SizeOf(p.options.dtype), o.dtype, "--sizes");
+  return p;
+}
+
+}  // namespace cerar::bench
