@@ -24,7 +24,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -39,6 +38,7 @@
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "collectives.h"
+#include "cli_checks.h"
 #include "inputs.h"
 #include "net_counters.h"
 #include "options.h"
@@ -138,20 +138,14 @@ void AgreeOnArguments(Collectives& coll, const std::string& config) {
 template <typename T>
 class Bench {
  public:
+  // `mpi_ring`: the communicator of mpi_allreduce_ring (ForcedAllreduceComm), when it runs.
   Bench(const Options& o, const Plan& plan, const std::vector<Design>& designs, Transport& tr,
-        Collectives& coll)
+        Collectives& coll, MPI_Comm mpi_ring)
       : o_(o), plan_(plan), designs_(designs), tr_(tr), coll_(coll), opt_(plan.options),
-        watchdog_(coll.rank(), o.timeout) {}
-  ~Bench() {
-    if (mpi_ring_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_ring_);
-  }
+        watchdog_(coll.rank(), o.timeout), mpi_ring_(mpi_ring) {}
 
   std::vector<Row> Size(std::size_t size_bytes) {
-    const std::size_t count = size_bytes / sizeof(T);
-    if (count > std::size_t(INT_MAX))
-      throw InvalidArgument("size " + FormatSize(size_bytes) + " has more than INT_MAX elements, "
-                            "beyond MPI_Allreduce's int count");
-    std::vector<T> buf(count);
+    std::vector<T> buf(size_bytes / sizeof(T));  // a whole number of elements (MakePlan)
     const std::vector<Algorithm> algos = Algorithms();
     std::vector<Samples> s(algos.size());
     const double load = LoadAverage();
@@ -169,37 +163,29 @@ class Bench {
  private:
   std::vector<Algorithm> Algorithms() {
     std::vector<Algorithm> out;
-    std::stringstream ss(o_.algorithms);
-    for (std::string a; std::getline(ss, a, ',');) {
-      if (a == "cerar") {
-        const std::vector<std::size_t>& segs = plan_.segments;
-        const std::vector<int>& slots = plan_.slots;
-        const std::vector<Accumulation>& accs = plan_.accumulations;
-        for (std::size_t d = 0; d < designs_.size(); ++d)
-          for (std::size_t seg : segs)
-            for (int k : slots)
-              for (Accumulation acc : accs) {
-                AllReduceOptions ao = opt_;
-                ao.segment_bytes = seg;
-                ao.send_slots = k;
-                ao.accumulation = acc;
-                std::string name = Stem(o_.designs[d]);
-                if (segs.size() > 1) name += "/seg" + FormatSize(seg);
-                if (slots.size() > 1) name += "/K" + std::to_string(k);
-                if (accs.size() > 1 || acc != Accumulation::kBuffer) name += "/" + ToString(acc);
-                out.push_back({a, name, &designs_[d], ao});
-              }
-      } else if (a == "ring" || a == "mpi_allreduce") {
+    for (const std::string& a : plan_.algorithms) {
+      if (a != "cerar") {
         out.push_back({a, "", nullptr, opt_});
-      } else if (a == "mpi_allreduce_ring") {
-        if (mpi_ring_ == MPI_COMM_NULL) mpi_ring_ = coll_.ForcedAllreduceComm(4, a);
-        out.push_back({a, "", nullptr, opt_});
-      } else {
-        throw InvalidArgument("--algorithms: '" + a + "' is not cerar, ring, mpi_allreduce or "
-                              "mpi_allreduce_ring");
+        continue;
       }
+      const std::vector<std::size_t>& segs = plan_.segments;
+      const std::vector<int>& slots = plan_.slots;
+      const std::vector<Accumulation>& accs = plan_.accumulations;
+      for (std::size_t d = 0; d < designs_.size(); ++d)
+        for (std::size_t seg : segs)
+          for (int k : slots)
+            for (Accumulation acc : accs) {
+              AllReduceOptions ao = opt_;
+              ao.segment_bytes = seg;
+              ao.send_slots = k;
+              ao.accumulation = acc;
+              std::string name = Stem(o_.designs[d]);
+              if (segs.size() > 1) name += "/seg" + FormatSize(seg);
+              if (slots.size() > 1) name += "/K" + std::to_string(k);
+              if (accs.size() > 1 || acc != Accumulation::kBuffer) name += "/" + ToString(acc);
+              out.push_back({a, name, &designs_[d], ao});
+            }
     }
-    if (out.empty()) throw InvalidArgument("--algorithms: empty list");
     return out;
   }
 
@@ -347,7 +333,7 @@ class Bench {
   Collectives& coll_;
   AllReduceOptions opt_;
   Watchdog watchdog_;
-  MPI_Comm mpi_ring_ = MPI_COMM_NULL;
+  MPI_Comm mpi_ring_;
 };
 
 std::string CsvText(const std::vector<Row>& rows) {
@@ -430,6 +416,19 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const AllReduceOptions& opt = plan.options;
+  // The CSV (rank 0's, rewritten at each size) must be writable before anything runs.
+  std::string csv_error;
+  if (rank == 0 && !o.csv.empty()) {
+    try {
+      cli::RequireWritable(o.csv, true);
+    } catch (const IoError& e) {
+      csv_error = std::string("--csv: ") + e.what();
+    }
+  }
+  if (coll.Max(csv_error.empty() ? 0 : 1, "the --csv check") > 0) {
+    if (rank == 0) std::fprintf(stderr, "cerar: [rank 0] %s\n", csv_error.c_str());
+    return 2;
+  }
   std::vector<Design> designs;
   for (const auto& path : o.designs) {
     designs.push_back(LoadDesign(path));
@@ -442,6 +441,16 @@ int Main(int argc, char** argv) {
   MpiTransportOptions mo;
   mo.timeout_s = o.timeout;
   auto tr = CreateMpiTransport(MPI_COMM_WORLD, mo);
+  // Made here, so that a launch without coll_tuned_use_dynamic_rules fails before the header.
+  struct OwnedComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    ~OwnedComm() {
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+  } mpi_ring;
+  const auto& algos = plan.algorithms;
+  if (std::find(algos.begin(), algos.end(), "mpi_allreduce_ring") != algos.end())
+    mpi_ring.comm = coll.ForcedAllreduceComm(4, "mpi_allreduce_ring");
   if (rank == 0) {
     std::printf("cerar-bench: N = %d, %s, segment %s B, %s slots, median of %d interleaved "
                 "runs%s\n", coll.size(), o.dtype.c_str(), o.segment.c_str(), o.slots.c_str(), o.reps,
@@ -453,18 +462,17 @@ int Main(int argc, char** argv) {
   std::vector<Row> rows;
   for (std::size_t size : plan.sizes) {
     std::vector<Row> r;
-    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, plan, designs, *tr, coll).Size(size);
-    else r = Bench<double>(o, plan, designs, *tr, coll).Size(size);
+    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+    else r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
     if (rank == 0) {
       PrintRows(r);
       std::fflush(stdout);
     }
     rows.insert(rows.end(), r.begin(), r.end());
+    // Rewritten (atomically) after every size: a later failure keeps the sizes measured.
+    if (rank == 0 && !o.csv.empty()) WriteFileAtomically(o.csv, CsvText(rows));
   }
-  if (rank == 0 && !o.csv.empty()) {
-    WriteFileAtomically(o.csv, CsvText(rows));
-    std::printf("wrote %s\n", o.csv.c_str());
-  }
+  if (rank == 0 && !o.csv.empty()) std::printf("wrote %s\n", o.csv.c_str());
   return 0;
 }
 

@@ -1,5 +1,9 @@
 #include "options.h"
 
+#include <algorithm>
+#include <climits>
+#include <set>
+
 #include "cerar/errors.h"
 #include "cerar/format/printable.h"
 #include "sizes.h"
@@ -37,6 +41,21 @@ std::vector<Accumulation> ParseAccumulations(const std::string& list) {
   return out;
 }
 
+std::vector<std::string> ParseAlgorithms(const std::string& list) {
+  static const std::set<std::string> kKnown{"cerar", "ring", "mpi_allreduce",
+                                            "mpi_allreduce_ring"};
+  std::vector<std::string> out;
+  for (const std::string& a : SplitList(list)) {
+    if (!kKnown.count(a))
+      throw InvalidArgument("--algorithms: '" + Printable(a) + "' is not cerar, ring, "
+                            "mpi_allreduce or mpi_allreduce_ring");
+    if (std::find(out.begin(), out.end(), a) != out.end())
+      throw InvalidArgument("--algorithms: '" + a + "' is given twice");
+    out.push_back(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddOptions(CLI::App& app, Options& o) {
@@ -70,8 +89,19 @@ Plan MakePlan(const Options& o) {
   p.accumulations = ParseAccumulations(o.accumulation);
   p.options.segment_bytes = p.segments.front();
   p.options.send_slots = p.slots.front();
+  const std::size_t element = SizeOf(p.options.dtype);
+  RequireWholeElements(p.segments, element, o.dtype, "--segment");
   p.sizes = ParseSizes(o.sizes, "--sizes");
-  RequireWholeElements(p.sizes, SizeOf(p.options.dtype), o.dtype, "--sizes");
+  RequireWholeElements(p.sizes, element, o.dtype, "--sizes");
+  p.algorithms = ParseAlgorithms(o.algorithms);
+  for (const std::string& a : p.algorithms) {
+    if (a.rfind("mpi_allreduce", 0) != 0) continue;
+    for (std::size_t b : p.sizes)
+      if (b / element > std::size_t(INT_MAX))
+        throw InvalidArgument("--sizes " + FormatSize(b) + ": " + std::to_string(b / element) +
+                              " elements, beyond " + a + "'s int count (INT_MAX); leave the "
+                              "mpi_allreduce algorithms out of --algorithms for this size");
+  }
   return p;
 }
 

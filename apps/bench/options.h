@@ -30,6 +30,7 @@ struct Plan {
   std::vector<std::size_t> sizes, segments;
   std::vector<int> slots;
   std::vector<Accumulation> accumulations;
+  std::vector<std::string> algorithms;  // in the order given: cerar, ring, mpi_allreduce...
 };
 
 Plan MakePlan(const Options& o);

@@ -61,4 +61,25 @@ refused "--sizes '18446744073709551616': more than 2^64 - 1 bytes" --sizes 18446
 refused "--sizes '4KiB,': empty item" --sizes 4KiB,
 refused "--sizes '-4': expected a number of bytes" --sizes -4
 refused "--slots '': expected a whole number >= 1" --slots 8, --sizes 4KiB
+# Every option is checked before the header: the CSV's folder, segments, algorithms, and the int
+# count of MPI_Allreduce (only when an MPI_Allreduce algorithm runs).
+refused "--csv: output /nonexistent/dir/x.csv: folder /nonexistent/dir does not exist" \
+  --csv /nonexistent/dir/x.csv --sizes 4KiB
+refused "--segment 0B: less than one f32 element" --segment 0
+refused "--segment 6B: not a whole number of f32 elements" --segment 1MiB,6
+refused "--algorithms: 'bogus' is not cerar, ring" --algorithms cerar,bogus
+refused "--algorithms: '' is not cerar" --algorithms ""
+refused "--algorithms: 'ring' is given twice" --algorithms ring,cerar,ring
+refused "--sizes 100GiB: 26843545600 elements, beyond mpi_allreduce's int count" \
+  --sizes 4KiB,100GiB --algorithms cerar,mpi_allreduce
+# Without the variable, the default algorithms stop before the header with one line saying so.
+env -u OMPI_MCA_coll_tuned_use_dynamic_rules timeout 60 "${mpiexec[@]}" -np 2 "$bench" \
+  --design "$design" --sizes 4KiB >"$work/out" 2>&1
+rc=$?
+if [[ $rc -eq 2 ]] && grep -q "coll_tuned_use_dynamic_rules = 1 at launch" "$work/out" &&
+   ! grep -q "^algorithm" "$work/out"; then
+  ok "mpi_allreduce_ring without the MCA variable: refused before the header"
+else
+  bad "mpi_allreduce_ring without the MCA variable: rc $rc: $(head -c 400 "$work/out")"
+fi
 finish
