@@ -72,6 +72,44 @@ refused "--algorithms: '' is not cerar" --algorithms ""
 refused "--algorithms: 'ring' is given twice" --algorithms ring,cerar,ring
 refused "--sizes 100GiB: 26843545600 elements, beyond mpi_allreduce's int count" \
   --sizes 4KiB,100GiB --algorithms cerar,mpi_allreduce
+# docs/runtime.md's cerar-bench commands run as written (at 2 ranks, one 4 KiB run, our design),
+# without the MCA variable in the environment: the commands must carry what they need.
+doc_commands() {
+  python3 - "$src/docs/runtime.md" <<'PY'
+import re, shlex, sys
+text = open(sys.argv[1]).read().replace("\\\n", " ")
+for m in re.finditer(r"mpiexec", text):
+    cmd = re.split(r"`|\n\n", text[m.start():], maxsplit=1)[0].replace("\n", " ")
+    if "cerar-bench" in cmd:
+        print(cmd)
+PY
+}
+n=0
+while IFS= read -r cmd; do
+  n=$((n + 1))
+  read -ra words <<<"$cmd"
+  args=()
+  for ((i = 1; i < ${#words[@]}; i++)); do
+    case ${words[i]} in
+      -n) args+=(-n 2); i=$((i + 1)) ;;
+      --design) args+=(--design "$design"); i=$((i + 1)) ;;
+      --sizes) args+=(--sizes 4KiB); i=$((i + 1)) ;;
+      --reps) args+=(--reps 1); i=$((i + 1)) ;;
+      --csv) args+=(--csv "$work/doc.csv"); i=$((i + 1)) ;;
+      cerar-bench) args+=("$bench") ;;
+      *) args+=("${words[i]}") ;;
+    esac
+  done
+  env -u OMPI_MCA_coll_tuned_use_dynamic_rules timeout 60 "${mpiexec[@]}" "${args[@]}" \
+    </dev/null >"$work/out" 2>&1
+  rc=$?
+  if [[ $rc -eq 0 ]] && grep -q "^mpi_allreduce_ring " "$work/out"; then
+    ok "docs/runtime.md command $n runs"
+  else
+    bad "docs/runtime.md command $n ($cmd): rc $rc: $(head -c 400 "$work/out")"
+  fi
+done < <(doc_commands)
+[[ $n -ge 2 ]] || bad "docs/runtime.md: found $n cerar-bench commands, expected 2"
 # Without the variable, the default algorithms stop before the header with one line saying so.
 env -u OMPI_MCA_coll_tuned_use_dynamic_rules timeout 60 "${mpiexec[@]}" -np 2 "$bench" \
   --design "$design" --sizes 4KiB >"$work/out" 2>&1
