@@ -395,14 +395,23 @@ int Main(int argc, char** argv) {
   CLI::App app{"CERAR vs exact ring vs MPI_Allreduce (run under mpiexec)"};
   Options o;
   AddOptions(app, o);
-  int rank = 0;
+  cli::CheckEveryValue(app);
+  int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank gets the same command line, so every rank stops here (exit without MPI).
+  } catch (const CLI::CallForHelp& e) {
     if (rank == 0) app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    const std::string line = std::string(e.what()) + " (see cerar-bench --help)";
+    // A rank whose command line differs (MPMD) may be the only one to fail here: it says why
+    // and ends the job (AbortOnError in main) instead of leaving the others waiting for it until
+    // --timeout. Alone, it just stops.
+    if (size > 1) throw InvalidArgument(line);
+    std::fprintf(stderr, "cerar: [rank 0] %s\n", Printable(line, 4096).c_str());
+    return 2;
   }
   Collectives coll(MPI_COMM_WORLD, o.timeout);
   AgreeOnArguments(coll, app.config_to_str(true, false));

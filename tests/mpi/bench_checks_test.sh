@@ -61,6 +61,19 @@ refused "--sizes '18446744073709551616': more than 2^64 - 1 bytes" --sizes 18446
 refused "--sizes '4KiB,': empty item" --sizes 4KiB,
 refused "--sizes '-4': expected a number of bytes" --sizes -4
 refused "--slots '': expected a whole number >= 1" --slots 8, --sizes 4KiB
+# A parse error on one rank only (MPMD: rank 1 has another command line) ends the job at once
+# with rank 1's line, instead of rank 0 waiting --timeout for it.
+start=$SECONDS
+timeout 60 "${mpiexec[@]}" -np 1 "$bench" --design "$design" --sizes 4KiB --timeout 30 : \
+  -np 1 "$bench" --design "$design" --sizes 4KiB --timeout 30 --reps x >"$work/out" 2>&1
+rc=$?
+if [[ $rc -ne 0 && $((SECONDS - start)) -lt 15 ]] && grep -q "\[rank 1\] Could not convert: --reps = x" "$work/out"; then
+  ok "a parse error on rank 1 alone ends the job with its line ($((SECONDS - start)) s)"
+else
+  bad "parse error on rank 1 alone: rc $rc after $((SECONDS - start)) s: $(head -c 400 "$work/out")"
+fi
+refused "Could not convert: --reps = 2.5" --reps 2.5
+
 # Every option is checked before the header: the CSV's folder, segments, algorithms, and the int
 # count of MPI_Allreduce (only when an MPI_Allreduce algorithm runs).
 refused "--csv: output /nonexistent/dir/x.csv: folder /nonexistent/dir does not exist" \
@@ -68,7 +81,7 @@ refused "--csv: output /nonexistent/dir/x.csv: folder /nonexistent/dir does not 
 refused "--segment 0B: less than one f32 element" --segment 0
 refused "--segment 6B: not a whole number of f32 elements" --segment 1MiB,6
 refused "--algorithms: 'bogus' is not cerar, ring" --algorithms cerar,bogus
-refused "--algorithms: '' is not cerar" --algorithms ""
+refused "--algorithms: empty value" --algorithms ""
 refused "--algorithms: 'ring' is given twice" --algorithms ring,cerar,ring
 refused "--sizes 100GiB: 26843545600 elements, beyond mpi_allreduce's int count" \
   --sizes 4KiB,100GiB --algorithms cerar,mpi_allreduce
