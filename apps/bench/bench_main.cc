@@ -78,9 +78,11 @@ struct Row {
   double wait_s = -1, compute_s = -1, progress_s = -1;  // RunTimes, cerar and ring (-1: none)
 };
 
+// The median; with an even count, the mean of the two middle values.
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 double CpuSeconds() {
@@ -94,12 +96,6 @@ double LoadAverage() {
   double l = -1;
   f >> l;
   return l;
-}
-
-std::string Stem(const std::string& path) {
-  std::string s = path.substr(path.find_last_of('/') + 1);
-  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
-  return s;
 }
 
 template <typename T>
@@ -145,7 +141,14 @@ class Bench {
         watchdog_(coll.rank(), o.timeout), mpi_ring_(mpi_ring) {}
 
   std::vector<Row> Size(std::size_t size_bytes) {
-    std::vector<T> buf(size_bytes / sizeof(T));  // a whole number of elements (MakePlan)
+    std::vector<T> buf;
+    try {
+      buf.resize(size_bytes / sizeof(T));  // a whole number of elements (MakePlan)
+    } catch (const std::bad_alloc&) {
+      throw Error("rank " + std::to_string(tr_.rank()) + ": cannot allocate the " +
+                  FormatSize(size_bytes) + " buffer of one rank (" +
+                  std::to_string(size_bytes) + " bytes)");
+    }
     const std::vector<Algorithm> algos = Algorithms();
     std::vector<Samples> s(algos.size());
     const double load = LoadAverage();
@@ -381,14 +384,22 @@ void PrintRows(const std::vector<Row>& rows) {
     if (r.algorithm == "ring") ring = r.median_s;
   for (const Row& r : rows) {
     const std::string name = r.design.empty() ? r.algorithm : r.algorithm + ":" + r.design;
-    char link[16] = "  n/a", bytes[24] = "n/a";
+    char link[16] = "  n/a", bytes[24] = "n/a", ratio[16] = "n/a";
     if (r.link_fraction >= 0) std::snprintf(link, sizeof link, "%5.1f%%", 100 * r.link_fraction);
     if (r.bytes_sent >= 0) std::snprintf(bytes, sizeof bytes, "%lld", r.bytes_sent);
     else if (r.wire_payload >= 0) std::snprintf(bytes, sizeof bytes, "~%.0f", r.wire_payload);
-    std::printf("%-36s %8s %10.4f %7.3f %14s %7s %8.3f %10.3e\n", name.c_str(),
-                FormatSize(r.size_bytes).c_str(), r.median_s, ring > 0 ? r.median_s / ring : 0.0,
-                bytes, link, r.cpu_s, r.rel_error);
+    if (ring > 0) std::snprintf(ratio, sizeof ratio, "%.3f", r.median_s / ring);
+    std::printf("%-36s %8s %10.3e %7s %14s %7s %8.3f %10.3e\n", name.c_str(),
+                FormatSize(r.size_bytes).c_str(), r.median_s, ratio, bytes, link, r.cpu_s,
+                r.rel_error);
   }
+}
+
+// "1MiB,64KiB" for the header.
+std::string FormatSizes(const std::vector<std::size_t>& sizes) {
+  std::string out;
+  for (std::size_t b : sizes) out += (out.empty() ? "" : ",") + FormatSize(b);
+  return out;
 }
 
 int Main(int argc, char** argv) {
@@ -461,10 +472,11 @@ int Main(int argc, char** argv) {
   if (std::find(algos.begin(), algos.end(), "mpi_allreduce_ring") != algos.end())
     mpi_ring.comm = coll.ForcedAllreduceComm(4, "mpi_allreduce_ring");
   if (rank == 0) {
-    std::printf("cerar-bench: N = %d, %s, segment %s B, %s slots, median of %d interleaved "
-                "runs%s\n", coll.size(), o.dtype.c_str(), o.segment.c_str(), o.slots.c_str(), o.reps,
-                o.rate_mbit > 0 ? (", link " + std::to_string(int(o.rate_mbit)) + " Mbit/s").c_str()
-                                : "");
+    char link[48] = "";
+    if (o.rate_mbit > 0) std::snprintf(link, sizeof link, ", link %g Mbit/s", o.rate_mbit);
+    std::printf("cerar-bench: N = %d, %s, segment %s, %s slots, median of %d interleaved runs%s\n",
+                coll.size(), o.dtype.c_str(), FormatSizes(plan.segments).c_str(), o.slots.c_str(),
+                o.reps, link);
     std::printf("%-36s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",
                 "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "cerar/errors.h"
@@ -56,6 +58,12 @@ std::vector<std::string> ParseAlgorithms(const std::string& list) {
   return out;
 }
 
+std::string Number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 }  // namespace
 
 void AddOptions(CLI::App& app, Options& o) {
@@ -78,8 +86,22 @@ void AddOptions(CLI::App& app, Options& o) {
   app.add_option("--rate-mbit", o.rate_mbit, "the link's rate, for the link fraction");
 }
 
+std::string Stem(const std::string& path) {
+  std::string s = path.substr(path.find_last_of('/') + 1);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
+  return s;
+}
+
 Plan MakePlan(const Options& o) {
   if (o.reps < 1) throw InvalidArgument("--reps " + std::to_string(o.reps) + " must be >= 1");
+  if (!(std::isfinite(o.rate_mbit) && o.rate_mbit >= 0))
+    throw InvalidArgument("--rate-mbit " + Number(o.rate_mbit) +
+                          ": expected a finite rate in Mbit/s (0: not given)");
+  std::set<std::string> stems;
+  for (const std::string& d : o.designs)
+    if (!stems.insert(Stem(d)).second)
+      throw InvalidArgument("--design " + Printable(d) + ": another design has the row name '" +
+                            Printable(Stem(d)) + "'; give each design its own file name");
   Plan p;
   p.options.dtype = ParseDType(o.dtype);
   if (p.options.dtype != DType::kFloat32 && p.options.dtype != DType::kFloat64)

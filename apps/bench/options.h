@@ -35,4 +35,7 @@ struct Plan {
 
 Plan MakePlan(const Options& o);
 
+// A design's row name: its file name without the folder and ".json".
+std::string Stem(const std::string& path);
+
 }  // namespace cerar::bench

@@ -74,6 +74,19 @@ else
 fi
 refused "Could not convert: --reps = 2.5" --reps 2.5
 
+# Rows must have names of their own; a link rate must be a number of Mbit/s.
+refused "another design has the row name 'eps_N2_c4'" --design "$design"
+refused "--rate-mbit -5: expected a finite rate in Mbit/s" --rate-mbit -5
+# The header prints the rate as given and the segments as sizes; a row without a ring has no ratio.
+run 2 --design "$design" --sizes 4KiB --reps 2 --algorithms cerar --segment 64KiB,1MiB \
+  --rate-mbit 1e30
+if [[ $rc -eq 0 ]] && grep -q "segment 64KiB,1MiB, 8 slots, .*, link 1e+30 Mbit/s$" "$work/out" &&
+   grep -Eq "^cerar:eps_N2_c4/seg64KiB +4KiB +[0-9.]+e-[0-9]+ +n/a " "$work/out"; then
+  ok "header and rows without a ring"
+else
+  bad "header and rows without a ring: rc $rc: $(head -c 600 "$work/out")"
+fi
+
 # Every option is checked before the header: the CSV's folder, segments, algorithms, and the int
 # count of MPI_Allreduce (only when an MPI_Allreduce algorithm runs).
 refused "--csv: output /nonexistent/dir/x.csv: folder /nonexistent/dir does not exist" \
