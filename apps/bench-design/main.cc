@@ -3,17 +3,18 @@
 // Usage: cerar-bench-design [--quick]   (--quick: small sizes only)
 // Wall-clock seconds of one run each, and the process's CPU seconds beside them (all threads):
 // on a shared machine the wall time grows with the load, the CPU time much less.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
 
 #include "cerar/design/toolkit.h"
 #include "cerar/errors.h"
+#include "cli_checks.h"
 
 namespace {
 
@@ -91,7 +92,11 @@ void Bench(int N, int c, double eps, Precision p, int max_digits = kDefaultMaxDi
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  CLI::App app{"Timings of design generation and analysis (float64 and mp50)",
+               "cerar-bench-design"};
+  app.add_flag("--quick", quick, "small sizes only");
+  if (const int rc = cerar::cli::ParseArguments(app, argc, argv); rc >= 0) return rc;
   try {
     // Targets: N=32 c=128 float64 make (generate + analyse) < 5 s; N=16 c=64 mp50 < 60 s.
     Bench(8, 16, 1e-2, Precision::kFloat64);

@@ -8,15 +8,16 @@
 // One mode per process: glibc's dynamic thresholds remember earlier frees, so modes run in one
 // process would measure each other. `scripts/bench optimizer` runs all three side by side.
 // Figures, not a timed test; rerun on a quiet machine.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "cerar/design/optimizer.h"
+#include "cli_checks.h"
 #include "design/optimizer_objective.h"
 
 namespace {
@@ -41,13 +42,15 @@ double MsPerEvaluation(int reps, const F& evaluate) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string mode = argc > 1 ? argv[1] : "";
-  const bool quick = argc > 2 && std::strcmp(argv[2], "--quick") == 0;
-  if (mode != "allocating" && mode != "reused" && mode != "kept") {
-    std::fprintf(stderr, "cerar-bench-optimizer: mode \"%s\" is not one of allocating, reused, "
-                         "kept (usage: cerar-bench-optimizer MODE [--quick])\n", mode.c_str());
-    return 2;
-  }
+  std::string mode;
+  bool quick = false;
+  CLI::App app{"Cost of one optimiser evaluation (one MODE per process)", "cerar-bench-optimizer"};
+  app.add_option("mode", mode, "allocating | reused | kept")
+      ->required()
+      ->check(CLI::IsMember({"allocating", "reused", "kept"}));
+  app.add_flag("--quick", quick, "small cases only");
+  cerar::cli::CheckEveryValue(app);
+  if (const int rc = cerar::cli::ParseArguments(app, argc, argv); rc >= 0) return rc;
   try {
     if (mode == "kept" && !cerar::design::KeepAllocatorMemory())
       std::printf("(KeepAllocatorMemory: not glibc, nothing done)\n");

@@ -11,8 +11,10 @@
 // once, in an order rotated by r, so all algorithms see the same machine load and their ratios
 // are side by side. Per algorithm: median wall time (a run's time is the slowest rank's), bytes
 // per rank counted by the transport and by the model, frames on --netdev, CPU seconds per rank,
-// and the relative error ||out_j - S|| / ||S|| (max over ranks) against the exact sum S, which
-// every rank recomputes from the reproducible inputs (inputs.h) instead of sending.
+// and the relative error ||out_j - S|| / ||S|| (max over ranks) of the last timed run against the
+// exact sum S, which every rank recomputes from the reproducible inputs (inputs.h) instead of
+// sending. Every timed run's output is checked on every rank: a NaN or infinity, or (CERAR and
+// the ring) a run whose bytes differ from the first timed run's, ends the job with one line.
 //
 // Nothing hangs: the ranks first agree on every argument, and every collective of the bench is
 // under the --timeout deadline (collectives.h). A table on rank 0's stdout; the CSV is written
@@ -22,7 +24,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -33,28 +34,18 @@
 
 #include "cerar/format/design_file.h"
 #include "cerar/errors.h"
+#include "cerar/format/printable.h"
 #include "cerar/runtime/allreduce.h"
 #include "cerar/runtime/mpi_transport.h"
 #include "collectives.h"
+#include "cli_checks.h"
 #include "inputs.h"
 #include "net_counters.h"
+#include "options.h"
 #include "sizes.h"
 
 namespace cerar::bench {
 namespace {
-
-struct Options {
-  std::vector<std::string> designs;
-  std::string sizes = "4KiB,64KiB,1MiB,16MiB,256MiB", csv, dtype = "f32", netdev;
-  std::string algorithms = "cerar,ring,mpi_allreduce,mpi_allreduce_ring";
-  int reps = 5;
-  // Lists: CERAR runs once per (design, segment, slots, accumulation); the ring uses the first
-  // segment and slots, and buffer arithmetic.
-  std::string segment = std::to_string(AllReduceOptions{}.segment_bytes);
-  std::string slots = std::to_string(AllReduceOptions{}.send_slots);
-  std::string accumulation = "buffer";  // CERAR's arithmetic (the exact ring: buffer only)
-  double timeout = 60, rate_mbit = 0;
-};
 
 // One algorithm of the comparison; `design` for CERAR only.
 struct Algorithm {
@@ -64,39 +55,6 @@ struct Algorithm {
   AllReduceOptions options;
 };
 
-std::vector<int> ParseInts(const std::string& list, const char* option) {
-  std::vector<int> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    std::size_t pos = 0;
-    int v = 0;
-    try {
-      v = std::stoi(item, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos != item.size() || item.empty() || v < 1)
-      throw InvalidArgument(std::string(option) + " '" + item + "': expected a whole number >= 1");
-    out.push_back(v);
-  }
-  if (out.empty()) throw InvalidArgument(std::string(option) + ": empty list");
-  return out;
-}
-
-std::vector<Accumulation> ParseAccumulations(const std::string& list) {
-  std::vector<Accumulation> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    try {
-      out.push_back(ParseAccumulation(item));
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(std::string("--accumulation: ") + e.what());
-    }
-  }
-  if (out.empty()) throw InvalidArgument("--accumulation: empty list");
-  return out;
-}
-
 // What one rank measured over the timed runs of one algorithm at one size.
 struct Samples {
   std::vector<double> times, cpu;  // per run: slowest rank's wall time; this rank's CPU time
@@ -104,6 +62,7 @@ struct Samples {
   double wire_bytes = 0, wire_payload = 0, retrans = 0;  // summed over timed runs, this rank
   std::uint64_t bytes_sent = 0;       // transport count of the last run (0: not observable)
   std::optional<std::uint64_t> expected;  // traffic model, when there is one
+  std::vector<std::uint64_t> digests;     // per run: this rank's CheckOutput digest
   double rel_error = 0;
 };
 
@@ -119,9 +78,11 @@ struct Row {
   double wait_s = -1, compute_s = -1, progress_s = -1;  // RunTimes, cerar and ring (-1: none)
 };
 
+// The median; with an even count, the mean of the two middle values.
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 double CpuSeconds() {
@@ -135,12 +96,6 @@ double LoadAverage() {
   double l = -1;
   f >> l;
   return l;
-}
-
-std::string Stem(const std::string& path) {
-  std::string s = path.substr(path.find_last_of('/') + 1);
-  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
-  return s;
 }
 
 template <typename T>
@@ -179,27 +134,28 @@ void AgreeOnArguments(Collectives& coll, const std::string& config) {
 template <typename T>
 class Bench {
  public:
-  Bench(const Options& o, const std::vector<Design>& designs, Transport& tr, Collectives& coll,
-        const AllReduceOptions& opt)
-      : o_(o), designs_(designs), tr_(tr), coll_(coll), opt_(opt),
-        watchdog_(coll.rank(), o.timeout) {}
-  ~Bench() {
-    if (mpi_ring_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_ring_);
-  }
+  // `mpi_ring`: the communicator of mpi_allreduce_ring (ForcedAllreduceComm), when it runs.
+  Bench(const Options& o, const Plan& plan, const std::vector<Design>& designs, Transport& tr,
+        Collectives& coll, MPI_Comm mpi_ring)
+      : o_(o), plan_(plan), designs_(designs), tr_(tr), coll_(coll), opt_(plan.options),
+        watchdog_(coll.rank(), o.timeout), mpi_ring_(mpi_ring) {}
 
   std::vector<Row> Size(std::size_t size_bytes) {
-    const std::size_t count = size_bytes / sizeof(T);
-    if (count > std::size_t(INT_MAX))
-      throw InvalidArgument("size " + FormatSize(size_bytes) + " has more than INT_MAX elements, "
-                            "beyond MPI_Allreduce's int count");
-    std::vector<T> buf(count);
+    std::vector<T> buf;
+    try {
+      buf.resize(size_bytes / sizeof(T));  // a whole number of elements (MakePlan)
+    } catch (const std::bad_alloc&) {
+      throw Error("rank " + std::to_string(tr_.rank()) + ": cannot allocate the " +
+                  FormatSize(size_bytes) + " buffer of one rank (" +
+                  std::to_string(size_bytes) + " bytes)");
+    }
     const std::vector<Algorithm> algos = Algorithms();
     std::vector<Samples> s(algos.size());
     const double load = LoadAverage();
     for (int r = -1; r < o_.reps; ++r) {  // r = -1: warm-up
       for (std::size_t k = 0; k < algos.size(); ++k) {
         const std::size_t a = (k + std::size_t(r + 1)) % algos.size();  // rotated order
-        RunOnce(algos[a], buf, r >= 0 ? &s[a] : nullptr, r == o_.reps - 1);
+        RunOnce(algos[a], buf, r >= 0 ? &s[a] : nullptr, r);
       }
     }
     std::vector<Row> rows;
@@ -210,42 +166,35 @@ class Bench {
  private:
   std::vector<Algorithm> Algorithms() {
     std::vector<Algorithm> out;
-    std::stringstream ss(o_.algorithms);
-    for (std::string a; std::getline(ss, a, ',');) {
-      if (a == "cerar") {
-        const std::vector<std::size_t> segs = ParseSizes(o_.segment);
-        const std::vector<int> slots = ParseInts(o_.slots, "--slots");
-        const std::vector<Accumulation> accs = ParseAccumulations(o_.accumulation);
-        for (std::size_t d = 0; d < designs_.size(); ++d)
-          for (std::size_t seg : segs)
-            for (int k : slots)
-              for (Accumulation acc : accs) {
-                AllReduceOptions ao = opt_;
-                ao.segment_bytes = seg;
-                ao.send_slots = k;
-                ao.accumulation = acc;
-                std::string name = Stem(o_.designs[d]);
-                if (segs.size() > 1) name += "/seg" + FormatSize(seg);
-                if (slots.size() > 1) name += "/K" + std::to_string(k);
-                if (accs.size() > 1 || acc != Accumulation::kBuffer) name += "/" + ToString(acc);
-                out.push_back({a, name, &designs_[d], ao});
-              }
-      } else if (a == "ring" || a == "mpi_allreduce") {
+    for (const std::string& a : plan_.algorithms) {
+      if (a != "cerar") {
         out.push_back({a, "", nullptr, opt_});
-      } else if (a == "mpi_allreduce_ring") {
-        if (mpi_ring_ == MPI_COMM_NULL) mpi_ring_ = coll_.ForcedAllreduceComm(4, a);
-        out.push_back({a, "", nullptr, opt_});
-      } else {
-        throw InvalidArgument("--algorithms: '" + a + "' is not cerar, ring, mpi_allreduce or "
-                              "mpi_allreduce_ring");
+        continue;
       }
+      const std::vector<std::size_t>& segs = plan_.segments;
+      const std::vector<int>& slots = plan_.slots;
+      const std::vector<Accumulation>& accs = plan_.accumulations;
+      for (std::size_t d = 0; d < designs_.size(); ++d)
+        for (std::size_t seg : segs)
+          for (int k : slots)
+            for (Accumulation acc : accs) {
+              AllReduceOptions ao = opt_;
+              ao.segment_bytes = seg;
+              ao.send_slots = k;
+              ao.accumulation = acc;
+              std::string name = Stem(o_.designs[d]);
+              if (segs.size() > 1) name += "/seg" + FormatSize(seg);
+              if (slots.size() > 1) name += "/K" + std::to_string(k);
+              if (accs.size() > 1 || acc != Accumulation::kBuffer) name += "/" + ToString(acc);
+              out.push_back({a, name, &designs_[d], ao});
+            }
     }
-    if (out.empty()) throw InvalidArgument("--algorithms: empty list");
     return out;
   }
 
-  // One run of `a` on fresh inputs; timed and counted into `s` unless it is the warm-up.
-  void RunOnce(const Algorithm& a, std::vector<T>& buf, Samples* s, bool last) {
+  // Run `index` (-1: the warm-up) of `a` on fresh inputs; timed and counted into `s` unless it is
+  // the warm-up. Every timed run's output is checked (CheckRun); the last one's error measured.
+  void RunOnce(const Algorithm& a, std::vector<T>& buf, Samples* s, int index) {
     const std::size_t count = buf.size();
     const int N = tr_.size();
     FillInput(tr_.rank(), buf);
@@ -310,12 +259,33 @@ class Bench {
       s->wire_payload += bytes - double(kFrameHeaderBytes) * pkts;
       s->retrans += double(n1.retrans_segs - n0.retrans_segs);
     }
-    if (last) {
+    CheckRun(a, buf, *s, index);
+    if (index == o_.reps - 1) {
       double num = 0, den = 0;
       ErrorSums(N, buf, num, den);
       const double e = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
-      s->rel_error = coll_.Max(e, "the error check");
+      // MPI_MAX keeps a NaN only when it comes first: a non-finite error goes in as +inf.
+      s->rel_error = coll_.Max(std::isfinite(e) ? e : INFINITY, "the error check");
     }
+  }
+
+  // A timed run's output on this rank: every element finite, and for CERAR and the ring (which
+  // repeat a run bit for bit) the same bytes in every run. A failure ends the job with one line
+  // from the rank that saw it (AbortOnError in main), before any figure of the size is printed.
+  void CheckRun(const Algorithm& a, const std::vector<T>& buf, Samples& s, int index) {
+    const OutputCheck c = CheckOutput(buf);
+    const std::string what = "rank " + std::to_string(tr_.rank()) + ": " +
+                             (a.design_name.empty() ? a.name : a.name + ":" + a.design_name) +
+                             " at " + FormatSize(buf.size() * sizeof(T)) + ", timed run " +
+                             std::to_string(index + 1) + " of " + std::to_string(o_.reps) + ": ";
+    if (c.non_finite)
+      throw NumericalError(what + std::to_string(c.non_finite) + " of " +
+                           std::to_string(buf.size()) + " output elements are NaN or infinite");
+    if ((a.name == "cerar" || a.name == "ring") && !s.digests.empty() &&
+        c.digest != s.digests.front())
+      throw NumericalError(what + "the output differs from timed run 1's, but " + a.name +
+                           " repeats a run bit for bit");
+    s.digests.push_back(c.digest);
   }
 
   Row MakeRow(const Algorithm& a, const Samples& s, std::size_t size_bytes, double load) {
@@ -360,12 +330,13 @@ class Bench {
   }
 
   const Options& o_;
+  const Plan& plan_;
   const std::vector<Design>& designs_;
   Transport& tr_;
   Collectives& coll_;
   AllReduceOptions opt_;
   Watchdog watchdog_;
-  MPI_Comm mpi_ring_ = MPI_COMM_NULL;
+  MPI_Comm mpi_ring_;
 };
 
 std::string CsvText(const std::vector<Row>& rows) {
@@ -413,56 +384,71 @@ void PrintRows(const std::vector<Row>& rows) {
     if (r.algorithm == "ring") ring = r.median_s;
   for (const Row& r : rows) {
     const std::string name = r.design.empty() ? r.algorithm : r.algorithm + ":" + r.design;
-    char link[16] = "  n/a", bytes[24] = "n/a";
+    char link[16] = "  n/a", bytes[24] = "n/a", ratio[16] = "n/a";
     if (r.link_fraction >= 0) std::snprintf(link, sizeof link, "%5.1f%%", 100 * r.link_fraction);
     if (r.bytes_sent >= 0) std::snprintf(bytes, sizeof bytes, "%lld", r.bytes_sent);
     else if (r.wire_payload >= 0) std::snprintf(bytes, sizeof bytes, "~%.0f", r.wire_payload);
-    std::printf("%-36s %8s %10.4f %7.3f %14s %7s %8.3f %10.3e\n", name.c_str(),
-                FormatSize(r.size_bytes).c_str(), r.median_s, ring > 0 ? r.median_s / ring : 0.0,
-                bytes, link, r.cpu_s, r.rel_error);
+    if (ring > 0) std::snprintf(ratio, sizeof ratio, "%.3f", r.median_s / ring);
+    std::printf("%-36s %8s %10.3e %7s %14s %7s %8.3f %10.3e\n", name.c_str(),
+                FormatSize(r.size_bytes).c_str(), r.median_s, ratio, bytes, link, r.cpu_s,
+                r.rel_error);
   }
+}
+
+// "1MiB,64KiB" for the header.
+std::string FormatSizes(const std::vector<std::size_t>& sizes) {
+  std::string out;
+  for (std::size_t b : sizes) out += (out.empty() ? "" : ",") + FormatSize(b);
+  return out;
 }
 
 int Main(int argc, char** argv) {
   CLI::App app{"CERAR vs exact ring vs MPI_Allreduce (run under mpiexec)"};
   Options o;
-  app.add_option("--design", o.designs, "design file (repeat for several; same N)")->required();
-  app.add_option("--sizes", o.sizes, "bytes per rank, comma-separated")->capture_default_str();
-  app.add_option("--csv", o.csv, "write the results as CSV");
-  app.add_option("--dtype", o.dtype, "f32 | f64")->capture_default_str();
-  app.add_option("--reps", o.reps, "timed runs per size (median)")->capture_default_str();
-  app.add_option("--segment", o.segment, "largest pipelining segment, bytes (a list: one CERAR "
-                 "row each)")->capture_default_str();
-  app.add_option("--slots", o.slots, "send slots (in-flight segments; a list: one CERAR row "
-                 "each)")->capture_default_str();
-  app.add_option("--accumulation", o.accumulation, "CERAR's arithmetic on f32 buffers: buffer, "
-                 "f64, f64+feedback, f64-state (a list: one CERAR row each)")
-      ->capture_default_str();
-  app.add_option("--timeout", o.timeout, "seconds to wait for a peer or a collective")
-      ->capture_default_str();
-  app.add_option("--algorithms", o.algorithms, "comma-separated")->capture_default_str();
-  app.add_option("--netdev", o.netdev, "count this interface's transmitted frames per run");
-  app.add_option("--rate-mbit", o.rate_mbit, "the link's rate, for the link fraction");
-  int rank = 0;
+  AddOptions(app, o);
+  cli::CheckEveryValue(app);
+  int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank gets the same command line, so every rank stops here (exit without MPI).
+  } catch (const CLI::CallForHelp& e) {
     if (rank == 0) app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    const std::string line = std::string(e.what()) + " (see cerar-bench --help)";
+    // A rank whose command line differs (MPMD) may be the only one to fail here: it says why
+    // and ends the job (AbortOnError in main) instead of leaving the others waiting for it until
+    // --timeout. Alone, it just stops.
+    if (size > 1) throw InvalidArgument(line);
+    std::fprintf(stderr, "cerar: [rank 0] %s\n", Printable(line, 4096).c_str());
+    return 2;
   }
   Collectives coll(MPI_COMM_WORLD, o.timeout);
   AgreeOnArguments(coll, app.config_to_str(true, false));
-  if (o.reps < 1) throw InvalidArgument("--reps " + std::to_string(o.reps) + " must be >= 1");
-  AllReduceOptions opt;
-  opt.dtype = ParseDType(o.dtype);
-  if (opt.dtype != DType::kFloat32 && opt.dtype != DType::kFloat64)
-    throw InvalidArgument("--dtype " + o.dtype + ": cerar-bench runs f32 or f64");
-  opt.segment_bytes = ParseSizes(o.segment).front();
-  opt.send_slots = ParseInts(o.slots, "--slots").front();
-  ParseAccumulations(o.accumulation);  // fail before any run
-  const std::vector<std::size_t> sizes = ParseSizes(o.sizes);
+  Plan plan;
+  try {
+    plan = MakePlan(o);
+  } catch (const InvalidArgument& e) {
+    // Every rank has the same arguments, so every rank stops here the same way: one line each,
+    // and no MPI_Abort (and its pause) is needed.
+    std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, Printable(e.what(), 4096).c_str());
+    return 2;
+  }
+  const AllReduceOptions& opt = plan.options;
+  // The CSV (rank 0's, rewritten at each size) must be writable before anything runs.
+  std::string csv_error;
+  if (rank == 0 && !o.csv.empty()) {
+    try {
+      cli::RequireWritable(o.csv, true);
+    } catch (const IoError& e) {
+      csv_error = std::string("--csv: ") + e.what();
+    }
+  }
+  if (coll.Max(csv_error.empty() ? 0 : 1, "the --csv check") > 0) {
+    if (rank == 0) std::fprintf(stderr, "cerar: [rank 0] %s\n", csv_error.c_str());
+    return 2;
+  }
   std::vector<Design> designs;
   for (const auto& path : o.designs) {
     designs.push_back(LoadDesign(path));
@@ -475,29 +461,39 @@ int Main(int argc, char** argv) {
   MpiTransportOptions mo;
   mo.timeout_s = o.timeout;
   auto tr = CreateMpiTransport(MPI_COMM_WORLD, mo);
+  // Made here, so that a launch without coll_tuned_use_dynamic_rules fails before the header.
+  struct OwnedComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    ~OwnedComm() {
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+  } mpi_ring;
+  const auto& algos = plan.algorithms;
+  if (std::find(algos.begin(), algos.end(), "mpi_allreduce_ring") != algos.end())
+    mpi_ring.comm = coll.ForcedAllreduceComm(4, "mpi_allreduce_ring");
   if (rank == 0) {
-    std::printf("cerar-bench: N = %d, %s, segment %s B, %s slots, median of %d interleaved "
-                "runs%s\n", coll.size(), o.dtype.c_str(), o.segment.c_str(), o.slots.c_str(), o.reps,
-                o.rate_mbit > 0 ? (", link " + std::to_string(int(o.rate_mbit)) + " Mbit/s").c_str()
-                                : "");
+    char link[48] = "";
+    if (o.rate_mbit > 0) std::snprintf(link, sizeof link, ", link %g Mbit/s", o.rate_mbit);
+    std::printf("cerar-bench: N = %d, %s, segment %s, %s slots, median of %d interleaved runs%s\n",
+                coll.size(), o.dtype.c_str(), FormatSizes(plan.segments).c_str(), o.slots.c_str(),
+                o.reps, link);
     std::printf("%-36s %8s %10s %7s %14s %7s %8s %10s\n", "algorithm", "size", "median_s",
                 "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }
   std::vector<Row> rows;
-  for (std::size_t size : sizes) {
+  for (std::size_t size : plan.sizes) {
     std::vector<Row> r;
-    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, designs, *tr, coll, opt).Size(size);
-    else r = Bench<double>(o, designs, *tr, coll, opt).Size(size);
+    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+    else r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
     if (rank == 0) {
       PrintRows(r);
       std::fflush(stdout);
     }
     rows.insert(rows.end(), r.begin(), r.end());
+    // Rewritten (atomically) after every size: a later failure keeps the sizes measured.
+    if (rank == 0 && !o.csv.empty()) WriteFileAtomically(o.csv, CsvText(rows));
   }
-  if (rank == 0 && !o.csv.empty()) {
-    WriteFileAtomically(o.csv, CsvText(rows));
-    std::printf("wrote %s\n", o.csv.c_str());
-  }
+  if (rank == 0 && !o.csv.empty()) std::printf("wrote %s\n", o.csv.c_str());
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace cerar::bench {
@@ -38,6 +40,30 @@ void ErrorSums(int N, const std::vector<T>& out, double& num, double& den) {
     num += d * d;
     den += s * s;
   }
+}
+
+// What the bench checks on every timed run's output, on every rank: how many elements are not
+// finite, and a 64-bit digest of the bytes (CERAR and the ring repeat a run bit for bit, so every
+// timed run must give the digest of the run whose error is measured).
+struct OutputCheck {
+  std::uint64_t digest = 0;
+  std::size_t non_finite = 0;
+};
+
+template <typename T>
+OutputCheck CheckOutput(const std::vector<T>& out) {
+  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  OutputCheck c;
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const T& v : out) {
+    Bits b;
+    std::memcpy(&b, &v, sizeof b);
+    h = (h ^ b) * 0x100000001b3ull;
+    h ^= h >> 29;
+    c.non_finite += !std::isfinite(v);
+  }
+  c.digest = h;
+  return c;
 }
 
 }  // namespace cerar::bench

@@ -1,33 +1,61 @@
 #include "sizes.h"
 
-#include <cctype>
-#include <sstream>
+#include <charconv>
+#include <limits>
 
 #include "cerar/errors.h"
+#include "cerar/format/printable.h"
 
 namespace cerar::bench {
 
-std::size_t ParseSize(const std::string& text) {
-  std::size_t pos = 0;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-  if (pos == 0) throw InvalidArgument("size '" + text + "': expected a number like 4KiB");
-  const std::string unit = text.substr(pos);
-  std::size_t mult = 1;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "KiB" || unit == "K") mult = std::size_t{1} << 10;
-  else if (unit == "MiB" || unit == "M") mult = std::size_t{1} << 20;
-  else if (unit == "GiB" || unit == "G") mult = std::size_t{1} << 30;
-  else throw InvalidArgument("size '" + text + "': unit '" + unit + "' is not B, KiB, MiB or GiB");
-  return std::stoull(text.substr(0, pos)) * mult;
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1)
+    out.push_back(list.substr(start, comma - start));
+  out.push_back(list.substr(start));
+  return out;
 }
 
-std::vector<std::size_t> ParseSizes(const std::string& list) {
+std::size_t ParseSize(const std::string& text, const std::string& option) {
+  const std::string what = option + " '" + Printable(text) + "'";
+  std::uint64_t n = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ptr == text.data()) throw InvalidArgument(what + ": expected a number of bytes like 4KiB");
+  const std::string unit(ptr, end);
+  int shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "KiB" || unit == "K") shift = 10;
+  else if (unit == "MiB" || unit == "M") shift = 20;
+  else if (unit == "GiB" || unit == "G") shift = 30;
+  else throw InvalidArgument(what + ": unit '" + Printable(unit) + "' is not B, KiB, MiB or GiB");
+  constexpr std::uint64_t kMax = std::numeric_limits<std::size_t>::max();
+  if (ec == std::errc::result_out_of_range || n > (kMax >> shift))
+    throw InvalidArgument(what + ": more than 2^64 - 1 bytes");
+  return std::size_t(n << shift);
+}
+
+std::vector<std::size_t> ParseSizes(const std::string& list, const std::string& option) {
   std::vector<std::size_t> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(ParseSize(item));
-  if (out.empty()) throw InvalidArgument("sizes '" + list + "': empty list");
+  for (const std::string& item : SplitList(list)) {
+    if (item.empty()) throw InvalidArgument(option + " '" + Printable(list) + "': empty item");
+    out.push_back(ParseSize(item, option));
+  }
   return out;
+}
+
+void RequireWholeElements(const std::vector<std::size_t>& sizes, std::size_t element_bytes,
+                          const std::string& dtype, const std::string& option) {
+  for (std::size_t b : sizes) {
+    const std::string what = option + " " + FormatSize(b) + ": ";
+    if (b < element_bytes)
+      throw InvalidArgument(what + "less than one " + dtype + " element (" +
+                            std::to_string(element_bytes) + " bytes)");
+    if (b % element_bytes)
+      throw InvalidArgument(what + "not a whole number of " + dtype + " elements (" +
+                            std::to_string(element_bytes) + " bytes each)");
+  }
 }
 
 std::string FormatSize(std::size_t b) {

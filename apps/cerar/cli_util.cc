@@ -18,36 +18,6 @@
 
 namespace cerar::cli {
 
-void RequireWritable(const std::string& path, bool force) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  const std::string shown = Printable(path, 1024);
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw IoError("output " + shown + ": folder " + Printable(dir.string(), 1024) +
-                  " does not exist");
-  }
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) == 0) {
-    if (S_ISDIR(info.st_mode)) throw IoError("output " + shown + " is a folder, expected a file");
-    if (!S_ISREG(info.st_mode)) {
-      throw IoError("output " + shown + " exists and is not a regular file (" +
-                    (S_ISLNK(info.st_mode) ? "a symbolic link" : "a FIFO, device or socket") +
-                    "); cerar writes only regular files");
-    }
-    if (!force) throw IoError("output " + shown + " exists; pass --force to replace it");
-    if ((info.st_mode & 0222) == 0) {
-      throw IoError("output " + shown + " is read-only; cerar does not replace it");
-    }
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    throw IoError("output " + shown + ": folder " + Printable(dir.string(), 1024) +
-                  " is not writable");
-  }
-}
-
 void Emit(const std::string& text, const std::string& path, bool force) {
   Watchdog::StandDown();  // the result is complete: never cut its output short
   if (path.empty()) {

@@ -4,13 +4,11 @@
 #include <string>
 
 #include "cerar/format/design_file.h"
+#include "cli_checks.h"
 
 namespace cerar::cli {
 
-// Fails early (before any long computation) when `path` cannot be written: its folder must exist
-// and be writable, and only a regular, writable file may be there, replaced only with `force`
-// (--force). The write itself is atomic (WriteFileAtomically / SaveDesign) and checks again.
-void RequireWritable(const std::string& path, bool force);
+// RequireWritable and CheckEveryValue: cli_checks.h (shared with the benchmark programs).
 
 // How an output file may be replaced: an existing one only with --force.
 inline Replace ReplaceMode(bool force) { return force ? Replace::kRegularFile : Replace::kNever; }

@@ -25,47 +25,6 @@
 
 namespace {
 
-// Every option that takes a value refuses an empty one (CLI11 would read --eps "" as 0), and every
-// integer is decimal and in range (below).
-void CheckEveryValue(CLI::App& app) {
-  static const CLI::Validator not_empty(
-      [](std::string& text) { return text.empty() ? std::string("empty value") : std::string(); },
-      "");
-  // CLI11 reads integers with strtoll base 0 and clamps 64-bit ones: -N 010 would be 8 and
-  // --seed 2^70 would be 2^64 - 1. Leading zeros are dropped, and a value past the 64-bit type's
-  // range is refused (narrower types get CLI11's own "Could not convert").
-  auto decimal = [](std::uint64_t limit) {
-    return CLI::Validator(
-        [limit](std::string& text) {
-          const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
-          std::size_t zeros = sign;
-          while (zeros + 1 < text.size() && text[zeros] == '0' &&
-                 std::isdigit(static_cast<unsigned char>(text[zeros + 1])))
-            ++zeros;
-          text.erase(sign, zeros - sign);
-          const std::string digits = text.substr(sign);
-          const std::string max = std::to_string(limit);
-          if (!digits.empty() &&
-              std::all_of(digits.begin(), digits.end(),
-                          [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) &&
-              (digits.size() > max.size() || (digits.size() == max.size() && digits > max)))
-            return "expected an integer <= " + max + ", got " + text;
-          return std::string();
-        },
-        "");
-  };
-  static const CLI::Validator decimal_int64 = decimal(std::numeric_limits<std::int64_t>::max());
-  static const CLI::Validator decimal_uint64 = decimal(std::numeric_limits<std::uint64_t>::max());
-  for (CLI::Option* option : app.get_options()) {
-    if (option->get_type_size_max() == 0) continue;
-    option->check(not_empty);
-    const std::string type = option->get_type_name();
-    if (type.rfind("INT", 0) == 0) option->transform(decimal_int64);
-    if (type.rfind("UINT", 0) == 0) option->transform(decimal_uint64);
-  }
-  for (CLI::App* sub : app.get_subcommands({})) CheckEveryValue(*sub);
-}
-
 // The error line: escaped (file names, member names and arguments come from outside) and one
 // line whatever the message holds.
 int Fail(const std::string& message) {
@@ -93,7 +52,7 @@ int Run(int argc, char** argv) {
   cerar::cli::AddSweepCommand(app);
   cerar::cli::AddSimulateCommand(app);
   cerar::cli::AddParetoCommand(app);
-  CheckEveryValue(app);
+  cerar::cli::CheckEveryValue(app);
   // After parsing, before the command runs: check and apply the global options.
   app.parse_complete_callback([&] {
     if (max_file_opt->count() > 0 && !(max_file_mib >= 1 && max_file_mib <= 1 << 20)) {
