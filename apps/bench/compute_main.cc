@@ -2,12 +2,13 @@
 // CPU encode and decode throughput of the back end, float32, for c in {8, 16, 32, 64}, over column
 // segments of `segment` bytes per row (default the engine's 1 MiB), against Eigen's own GEMM on
 // the same shapes (contiguous column-major matrices, one call). GFLOP/s = 2 * rows * c * m / time;
-// best of `reps` runs. Two encode shapes:
+// best of `reps` runs. Three encode shapes:
 //   "enc L rows": all L encoder rows in one call per segment (a batched encode);
-//   "enc 1 row":  one row per call, as the engine calls it (runtime/src/coded_allreduce.cc:
-//                 row 0 at round 0, then EncodeRowsAfterSend's row t + 1 after each send), so each
-//                 call reads the segment's c components again. The engine may also split a
-//                 segment into progress blocks of >= 2^20 flops; that is not timed here.
+//   "enc 1 row":  one row per call (how the engine encoded until 2026-12-07), so each call reads
+//                 the segment's c components again;
+//   "enc engine": the engine's calls (runtime/src/coded_allreduce.cc): row 0 at round 0, then
+//                 EncodeRowsAfterSend's blocks of kEncodeBlockRows rows after the sends.
+// The engine may also split a segment into progress blocks of >= 2^20 flops; that is not timed.
 // "ratio" is the batched encode's (and the decode's) time against Eigen's. The decode is what the
 // engine calls (all c rows per segment). The last two columns: the batched encode and the decode
 // with Accumulation::kFloat64 (float64 arithmetic, each result rounded once), as GFLOP/s.
@@ -93,9 +94,9 @@ int Main(int argc, char** argv) {
               "best of %d, Eigen %d.%d.%d, SIMD %s\n",
               N, elements, segment, reps, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION,
               Eigen::SimdInstructionSetsInUse());
-  std::printf("%4s %4s %10s | %11s %11s %11s %6s | %11s %11s %6s | %10s %10s\n", "c", "L", "m",
-              "enc L rows", "enc 1 row", "eigen GF/s", "ratio", "decode GF/s", "eigen GF/s",
-              "ratio", "enc acc64", "dec acc64");
+  std::printf("%4s %4s %10s | %11s %11s %11s %11s %6s | %11s %11s %6s | %10s %10s\n", "c", "L",
+              "m", "enc L rows", "enc 1 row", "enc engine", "eigen GF/s", "ratio", "decode GF/s",
+              "eigen GF/s", "ratio", "enc acc64", "dec acc64");
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0, 1);
   for (int c : kCs) {
@@ -126,12 +127,25 @@ int Main(int argc, char** argv) {
       return std::make_pair(encode, decode);
     };
     const auto [t_enc, t_dec] = time_calls(cerar::Accumulation::kBuffer);
-    // The engine's shape: one encoder row per call, every row of every segment.
+    // One encoder row per call, every row of every segment.
     const double t_row = Best(reps, [&] {
       for (const auto& s : segs)
         for (int l = 0; l < L; ++l)
           be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, {l, 1},
                      enc.data(), m);
+    });
+    // The engine's calls, round by round: e(0) in round 0, then the schedule's blocks.
+    const double t_engine = Best(reps, [&] {
+      for (int t = 0; t < L; ++t)
+        for (const auto& s : segs) {
+          if (t == 0)
+            be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, {0, 1},
+                       enc.data(), m);
+          const cerar::RowRange rows = cerar::EncodeRowsAfterSend(N, c, t);
+          if (rows.count > 0)
+            be->Encode(cerar::DType::kFloat32, g.data(), m, s.col0, s.cols, s.kc, rows,
+                       enc.data(), m);
+        }
     });
     const auto [t_enc64, t_dec64] = time_calls(cerar::Accumulation::kFloat64);
     // Eigen's GEMM on the same shapes: (L x c)(c x m) and (c x c)(c x m), plus the "+ g" of the
@@ -142,10 +156,11 @@ int Main(int argc, char** argv) {
     const double t_eenc = Best(reps, [&] { X.noalias() = Ef * G; });
     const double t_edec = Best(reps, [&] { Y.noalias() += Df * O; });
     const double f_enc = 2.0 * L * c * m, f_dec = 2.0 * c * c * m;
-    std::printf("%4d %4d %10zu | %11.2f %11.2f %11.2f %6.2f | %11.2f %11.2f %6.2f | %10.2f %10.2f\n",
-                c, L, m, f_enc / t_enc / 1e9, f_enc / t_row / 1e9, f_enc / t_eenc / 1e9,
-                t_eenc / t_enc, f_dec / t_dec / 1e9, f_dec / t_edec / 1e9, t_edec / t_dec,
-                f_enc / t_enc64 / 1e9, f_dec / t_dec64 / 1e9);
+    std::printf("%4d %4d %10zu | %11.2f %11.2f %11.2f %11.2f %6.2f | %11.2f %11.2f %6.2f | "
+                "%10.2f %10.2f\n",
+                c, L, m, f_enc / t_enc / 1e9, f_enc / t_row / 1e9, f_enc / t_engine / 1e9,
+                f_enc / t_eenc / 1e9, t_eenc / t_enc, f_dec / t_dec / 1e9, f_dec / t_edec / 1e9,
+                t_edec / t_dec, f_enc / t_enc64 / 1e9, f_dec / t_dec64 / 1e9);
     std::fflush(stdout);
   }
   return 0;
