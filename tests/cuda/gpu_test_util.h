@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,15 +16,26 @@
 #include "cerar/runtime/cuda/device.h"
 #include "cerar/runtime/transport.h"
 
-// Skips the current test, with the reason, where no CUDA device is usable.
+// Skips the current test, with the reason, where no CUDA device is usable; fails it instead when
+// the environment sets CERAR_REQUIRE_GPU=1 (a GPU machine whose device went missing must not
+// pass as "skipped": ctest counts a binary whose tests all skip as passed).
 #define CERAR_REQUIRE_GPU()                                                 \
   do {                                                                      \
     const auto cerar_avail_ = ::cerar::cuda::QueryDevices();                \
-    if (cerar_avail_.count == 0)                                            \
+    if (cerar_avail_.count == 0) {                                          \
+      if (::cerar::test::GpuRequired())                                     \
+        FAIL() << "CERAR_REQUIRE_GPU=1 and no CUDA device: "                \
+               << cerar_avail_.reason;                                      \
       GTEST_SKIP() << "no CUDA device: " << cerar_avail_.reason;            \
+    }                                                                       \
   } while (0)
 
 namespace cerar::test {
+
+inline bool GpuRequired() {
+  const char* v = std::getenv("CERAR_REQUIRE_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
 
 // The runtime's vocabulary (transport.h), under the names these tests use.
 inline std::size_t ElementSize(DType t) { return SizeOf(t); }
