@@ -260,6 +260,32 @@ TEST(Validate, FailsOnAnyFalsifiedFigure) {
   EXPECT_TRUE(Validate(Resigned(parts)).ok());
 }
 
+// A design written with --precision float64 validates: its error figures are kappa_dec u
+// rounding (1.6e-10 here) off the high-precision re-derivation, which failed the uncertified
+// 6 digits (err_op 1.63305e-6 recorded, 1.63302e-6 exact). A falsified figure still fails.
+TEST(Validate, AcceptsFloat64FiguresWithinTheirRounding) {
+  const Design d = Make(Construction::kEps, 4, 8, 1e-6, Precision::kFloat64, kDefaultMaxDigits);
+  ASSERT_EQ(d.figures()->precision, "float64");
+  ASSERT_GT(d.figures()->kappa_dec, 1e6);
+  const Validation v = Validate(Resigned(d.parts()));
+  EXPECT_TRUE(v.ok()) << FirstDiffering(v);
+  DesignParts parts = d.parts();
+  parts.figures->err_op *= 1 + 1e-3;
+  EXPECT_EQ(FirstDiffering(Validate(Resigned(parts))), "figures.err_op");
+}
+
+// Re-analysing in float64 refuses where float64 cannot be trusted, as making a design in float64
+// does: it returned finite garbage for a certified vandermonde design (err_op 63.7 for 56.7), and
+// validate --precision float64 then blamed the file.
+TEST(Validate, Float64AnalysisRefusesWhereItCannotBeTrusted) {
+  const Design d =
+      Make(Construction::kVandermonde, 4, 8, 1e-2, Precision::kAuto, kDefaultMaxDigits);
+  ASSERT_NE(d.figures()->precision, "float64");
+  const std::string what = MessageOf([&] { Analyse(d, Precision::kFloat64); });
+  EXPECT_NE(what.find("float64 cannot be trusted here"), std::string::npos) << what;
+  EXPECT_THROW(Validate(d, Precision::kFloat64), NumericalError);
+}
+
 TEST(Validate, ExactFiguresNeedTheConstructionTheProvenanceNames) {
   DesignParts parts = Make(Construction::kVandermonde, 4, 8, 1e-2, Precision::kAuto, 50).parts();
   parts.provenance.parameters["eps"] = 2e-2;

@@ -297,6 +297,10 @@ Figures Analyse(const Design& design, Precision precision, int max_digits) {
     f = at(detail::kFloat64Digits);
     if (precision == Precision::kAuto && NeedsHighPrecision(f)) {
       f = detail::AnalyseCertified(at, max_digits, what);
+    } else if (precision == Precision::kFloat64) {
+      // As when a design is made in float64: finite garbage (err_op 63.7 for a certified 56.7,
+      // kappa_dec 9.2e18 for 4.5e18) must not be compared with a file's figures as if true.
+      RefuseUntrustedFloat64(f, what);
     }
   }
   f.predicted_error =

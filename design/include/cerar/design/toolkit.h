@@ -76,7 +76,9 @@ Design MakeFromEncoders(int N, int c, std::vector<MatrixXd> encoders, Provenance
                         int max_digits = kDefaultMaxDigits);
 
 // Figures of a design's matrices as stored (float64 values, analysed in `precision`; mp50 and
-// auto's high-precision branch certify them, up to max_digits).
+// auto's high-precision branch certify them, up to max_digits). float64 throws NumericalError
+// where rounding would move the error figures by more than 1 % (the rule MakeConstruction
+// applies to --precision float64).
 Figures Analyse(const Design& design, Precision precision, int max_digits = kDefaultMaxDigits);
 
 // True when float64 analysis of these figures can't be trusted (rounding amplified by the
