@@ -232,6 +232,12 @@ TEST(Optimize, RejectsBadOptions) {
   ExpectRejected(o, "kappa_max = 0.5");
   o.kappa_max = NAN;
   ExpectRejected(o, "kappa_max = nan");
+  // Beyond what the float64 search resolves: kappa_max 1e10 returned twice the err_rms of the eps
+  // design inside that budget (toolkit audit).
+  o.kappa_max = 1e10;
+  ExpectRejected(o, "kappa_max = 1e+10, above 1e+07: the float64 search resolves");
+  o.kappa_max = OptimizeOptions::kMaxSearchKappa;
+  EXPECT_EQ(o.Validate(), "");
   o = Small(4, 0, 1e3, 100);
   ExpectRejected(o, "c = 0");
   o = Small(1, 4, 1e3, 100);

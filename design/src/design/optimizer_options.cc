@@ -94,6 +94,11 @@ std::string OptimizeOptions::Validate() const {
       << "objective " << ToString(objective) << " (objective predicted needs none)";
   else if (!(kappa_max >= 1))
     m << "kappa_max = " << kappa_max << ", expected a value >= 1 (a condition number) or none";
+  else if (std::isfinite(kappa_max) && kappa_max > kMaxSearchKappa)
+    m << "kappa_max = " << kappa_max << ", above " << kMaxSearchKappa
+      << ": the float64 search resolves condition numbers up to that (its sigma_min comes from a "
+         "Gram matrix, accurate to u kappa^2); for a larger budget use the eps construction "
+         "(cerar design --eps, whose figures are certified in high precision)";
   else if (!(time_limit_s > 0) || !std::isfinite(time_limit_s))
     m << "time_limit_s = " << time_limit_s << ", expected a finite value > 0";
   else if (max_evaluations < 1)

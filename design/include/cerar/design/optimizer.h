@@ -52,6 +52,10 @@ struct OptimizeOptions {
   // Bound on kappa_dec and kappa_enc (>= 1). kRms and kOp need a finite one; kPredicted takes
   // kNoKappaBound (the default), and then the error model alone prices the conditioning.
   static constexpr double kNoKappaBound = std::numeric_limits<double>::infinity();
+  // The largest finite bound the float64 search resolves: it takes sigma_min from a Gram matrix,
+  // accurate to u kappa^2 (1 % at 1e7), so above it the search and its start scan see rounding
+  // (kappa_max 1e10 gave twice the err_rms of the eps design inside that budget).
+  static constexpr double kMaxSearchKappa = 1e7;
   double kappa_max = kNoKappaBound;
   Objective objective = Objective::kRms;
   Arithmetic target = Arithmetic::kFloat32;  // of kPredicted
