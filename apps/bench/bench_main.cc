@@ -483,8 +483,10 @@ int Main(int argc, char** argv) {
   std::vector<Row> rows;
   for (std::size_t size : plan.sizes) {
     std::vector<Row> r;
-    if (opt.dtype == DType::kFloat32) r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
-    else r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+    if (opt.dtype == DType::kFloat32)
+      r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+    else
+      r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
     if (rank == 0) {
       PrintRows(r);
       std::fflush(stdout);

@@ -35,10 +35,11 @@ Rule RuleFor(const Figures& recorded, const Figures& derived, const std::string&
   if (r == recorded.certified_digits.end() || d == derived.certified_digits.end()) {
     // The re-derived kappa_dec bounds the rounding of a float64 record's error figures (a
     // falsified recorded kappa_dec fails its own check).
-    const double slack = error && recorded.precision == "float64" && std::isfinite(derived.kappa_dec)
-                             ? kFloat64ErrorSlack * derived.kappa_dec *
-                                   UnitRoundoff(Arithmetic::kFloat64)
-                             : 0.0;
+    const bool float64 = recorded.precision == "float64" && std::isfinite(derived.kappa_dec);
+    const double slack =
+        error && float64
+            ? kFloat64ErrorSlack * derived.kappa_dec * UnitRoundoff(Arithmetic::kFloat64)
+            : 0.0;
     return {kUncertifiedDigits, error ? kUncertifiedZero : 0.0, slack};
   }
   return {std::min(r->second, d->second), error ? detail::kZeroError : 0.0};

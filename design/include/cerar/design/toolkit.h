@@ -66,7 +66,8 @@ struct ConstructionOptions {
 // stored float64 matrices and, where rounding to float64 moves them, of the exact construction.
 // Throws InvalidArgument for N < 2, c < 1, eps < 0 or not finite (eps = 0 allowed only c <= N),
 // NumericalError when the windows are singular ("singular in every precision tried") or need
-// more than max_digits ("too ill-conditioned for P digits (kappa ≈ ...); raise the digit limit to ...").
+// more than max_digits ("too ill-conditioned for P digits (kappa ≈ ...); raise the digit limit
+// to ...").
 Design MakeConstruction(const ConstructionOptions& options);
 
 // Any encoders (one per rank, L x c): least-squares decoders and figures. For random, custom
