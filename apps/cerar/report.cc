@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cerar/format/design_parts.h"
 #include "cerar/errors.h"
@@ -47,6 +49,28 @@ const Figures& RequireFigures(const Design& design) {
   return *design.figures();
 }
 
+// What makes the recorded figures say "unusable": a worst-case error above the other ranks'
+// gradients themselves (e.g. matrices that rounding to float64 destroyed, beside exact figures
+// that look fine), or a predicted error of 1 or more in an arithmetic (the result is noise).
+std::vector<std::string> Warnings(const Figures& f) {
+  std::vector<std::string> warnings;
+  if (!(f.err_op <= 1)) {
+    warnings.push_back("err_op " + Sci(f.err_op) +
+                       " > 1: for some inputs the error is larger than the other ranks' "
+                       "gradients themselves; these matrices are unusable");
+  }
+  std::string noise;
+  for (const auto& [arithmetic, err] : f.predicted_error) {
+    if (!(err < 1)) noise += (noise.empty() ? "" : ", ") + arithmetic + " " + Sci(err);
+  }
+  if (!noise.empty()) {
+    warnings.push_back("predicted error >= 1 in " + noise +
+                       ": a run in that arithmetic returns noise; use another arithmetic or a "
+                       "better-conditioned design");
+  }
+  return warnings;
+}
+
 }  // namespace
 
 nlohmann::json FiguresJson(const Figures& f) {
@@ -69,6 +93,7 @@ nlohmann::json FiguresJson(const Figures& f) {
   for (const auto& [arithmetic, value] : f.predicted_error)
     j["predicted_error"][arithmetic] = FigureJson(value);
   j["certified_digits"] = f.certified_digits;  // {} when not certified
+  j["warnings"] = Warnings(f);                   // [] when none
   return j;
 }
 
@@ -111,6 +136,8 @@ std::string ReportText(const Design& design) {
   out << "  kappa_enc " << Sci(f.kappa_enc) << "\n";
   for (const auto& [arith, err] : f.predicted_error)
     out << "  predicted error in " << Printable(arith) << ": " << Sci(err) << "\n";
+  for (const std::string& warning : Warnings(f))
+    out << "warning     " << Printable(warning, 4096) << "\n";
   if (design.exact_figures()) {
     const Figures& e = *design.exact_figures();
     out << "exact construction (before rounding to float64; " << PrecisionText(e) << ")\n"

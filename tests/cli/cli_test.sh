@@ -83,6 +83,19 @@ assert r["parameters"]["certified_digits"] >= 10 and r["parameters"]["certified_
 PY
 then ok "design/report: kappa 1.16e39 as a number, certified digits in text and JSON"
 else bad "certified vandermonde c = 16: $(cat "$work/out")"; fi
+# Its stored matrices are destroyed by rounding to float64 (the note says so), and nothing but
+# the note said it; the eps design above is fine in float64 and unusable only in bfloat16.
+if grep -q "^warning     err_op .* > 1: for some inputs the error is larger" "$work/out" &&
+   python3 - "$work/v.json" "$work/report.json" <<'PY'
+import json, sys
+v, eps = (json.load(open(p)) for p in sys.argv[1:3])
+assert v["err_op"] > 1 and any(w.startswith("err_op ") for w in v["warnings"]), v["warnings"]
+assert eps["warnings"] == [w for w in eps["warnings"] if w.startswith("predicted error >= 1 in bfloat16 ")]
+assert len(eps["warnings"]) == 1 and eps["predicted_error"]["bfloat16"] >= 1, eps["warnings"]
+assert eps["exact_figures"]["warnings"] == [] if "exact_figures" in eps else True
+PY
+then ok "report warns of err_op > 1 and of arithmetics whose predicted error is >= 1, and only of them"
+else bad "report warnings: $(grep warning "$work/out")"; fi
 if "$cerar" validate "$v" >"$work/out" 2>&1 && grep -q '^valid$' "$work/out" &&
    grep -q "exact_figures.kappa_dec" "$work/out"; then
   ok "validate re-derives the exact figures too"
@@ -123,6 +136,8 @@ fi
 expect_error "float64 refused: singular in float64" "rank j = 0.*singular in float64.*--precision auto or mp" -- design -N 4 -c 11 --construction vandermonde --eps 1e-2 --precision float64
 expect_error "float64 refused: figures untrusted" "float64 cannot be trusted here: kappa_dec of rank 1 is 2.99e+14" -- design -N 4 -c 16 --eps 1e-5 --precision float64
 expect_error "too ill-conditioned, not singular" "too ill-conditioned for 100 digits (kappa_dec ≈ 8.4e+59).*raise the digit limit to 200 (cerar --max-digits, Python max_digits)" -- design -N 4 -c 24 --construction vandermonde --eps 1e-2 --max-digits 100
+# mp400 runs but finds kappa = +inf: the message must not also say that mp400 resolves the decoders.
+expect_error "singular at the top rung, not resolved" "too ill-conditioned for 400 digits (kappa_dec beyond what mp400 resolves): mp400 finds them singular to its working precision and no other precision resolves them (mp200: numerical rank 4 < c = 8" -- design -N 4 -c 8 --eps 1e-300
 expect_error "max digits below 50" "max digits 20" -- design -N 4 -c 8 --eps 1e-3 --max-digits 20
 
 # Bad arguments: one line, exit 2.

@@ -106,6 +106,7 @@ R Climb(const At& at, const FiguresOf& figures_of, int max_digits, const std::st
                          ")");
   }
   std::string kappa = "kappa unknown";
+  bool singular_at_lower = false;  // the highest precision that ran found a kappa of +inf
   if (lower) {  // the largest condition number the highest resolved precision found
     double value = 0;
     const char* name = "kappa_dec";
@@ -113,6 +114,7 @@ R Climb(const At& at, const FiguresOf& figures_of, int max_digits, const std::st
       if (!(f->kappa_dec <= value)) value = f->kappa_dec, name = "kappa_dec";
       if (!(f->kappa_enc <= value)) value = f->kappa_enc, name = "kappa_enc";
     }
+    singular_at_lower = !std::isfinite(value);
     kappa = std::string(name) + (std::isfinite(value) ? " ≈ " + Num(value, 3)
                                                        : " beyond what " +
                                                              PrecisionName(lower_digits) +
@@ -120,9 +122,15 @@ R Climb(const At& at, const FiguresOf& figures_of, int max_digits, const std::st
   }
   std::string reason = shortfall;
   if (reason.empty()) {
-    reason = (lower ? "only " + PrecisionName(lower_digits) +
-                          " resolves the decoders, no second precision certifies them"
-                    : std::string("no precision resolves the decoders")) +
+    // A precision that ran but found kappa = +inf did not resolve the decoders either: say so
+    // rather than "only it resolves them" beside "beyond what it resolves".
+    reason = (!lower ? std::string("no precision resolves the decoders")
+              : singular_at_lower
+                  ? PrecisionName(lower_digits) +
+                        " finds them singular to its working precision and no other precision "
+                        "resolves them"
+                  : "only " + PrecisionName(lower_digits) +
+                        " resolves the decoders, no second precision certifies them") +
              " (" + PrecisionName(limit_digits) + ": " + symptom + ")";
   }
   const int top = rungs.back();
