@@ -190,10 +190,14 @@ Mat<S> LeastSquaresDecoder(const WindowGroup<S>& group, int j, int N, int c) {
   return D;
 }
 
-// kappa_2(M) = sigma_max / sigma_min over the min(rows, cols) singular values; +inf when M is
-// numerically singular in this precision (sigma_min <= n u sigma_max, the QR's rank rule).
-// float64: divide-and-conquer SVD (accurate small singular values). Multiprecision, where a
-// Jacobi SVD costs 5-10x more: eigenvalues of the Gram matrix G = M^T M. lambda_min(G) carries an
+// kappa_2(M) = sigma_max / sigma_min over the min(rows, cols) singular values.
+// float64: divide-and-conquer SVD; +inf only when sigma_min is 0. Its sigma_min carries an
+// absolute error ~ n u sigma_max, so kappa near 1/u is rounding: the callers refuse float64
+// figures with kappa u above 1e-2 of the error (RefuseUntrustedFloat64, make.cc), which a rank
+// rule here would turn into "singular" for designs that are only ill-conditioned (kappa 3e14).
+// Multiprecision: +inf when M is numerically singular in this precision (sigma_min <=
+// n u sigma_max, the QR's rank rule), where the ladder tries more digits. A Jacobi SVD costs
+// 5-10x more there, so: eigenvalues of the Gram matrix G = M^T M. lambda_min(G) carries an
 // absolute error ~ n u lambda_max, so that is trusted only while it leaves 20 digits (kappa below
 // about 1e-10 u^-1/2: 1e15 in 50 digits). Beyond, sigma_min = 1 / ||R^-1||_2 from a Householder
 // QR M = Q R (same singular values; R^-1 by back substitution), accurate to ~ u kappa instead of
