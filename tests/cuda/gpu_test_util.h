@@ -56,16 +56,17 @@ inline double AccumRoundoff(DType t) { return t == DType::kFloat64 ? 0x1p-53 : 0
 // The absolute part of one rounding: fl(x) = x(1 + d) + e with |e| at most half the subnormal
 // spacing of the type. Relative bounds alone fail for results near zero (an f16 product of
 // -5.8e-6 is subnormal there, spacing 2^-24, and rounds by up to 2^-25 whatever its size).
+// float64's half spacing, 2^-1075, is not a double (it rounded to 0): its whole spacing bounds it.
 inline double StoreUnderflow(DType t) {
   switch (t) {
-    case DType::kFloat64: return 0x1p-1075;
+    case DType::kFloat64: return 0x1p-1074;
     case DType::kFloat32: return 0x1p-150;
     case DType::kBFloat16: return 0x1p-134;
     case DType::kFloat16: return 0x1p-25;
   }
   return 1;
 }
-inline double AccumUnderflow(DType t) { return t == DType::kFloat64 ? 0x1p-1075 : 0x1p-150; }
+inline double AccumUnderflow(DType t) { return t == DType::kFloat64 ? 0x1p-1074 : 0x1p-150; }
 
 // Raw bytes of `values` stored as `t` (rounded to nearest).
 inline std::vector<unsigned char> Pack(DType t, const std::vector<double>& values) {
