@@ -94,12 +94,15 @@ class Communicator:
         try:
             self._native.allreduce(address, count, dtype, native_design, _flag("average", average),
                                    str(accumulation))
-        except _cerar.TransportError:
-            global _failed
-            _failed = True
-            # The exact ring sends and receives in the array itself: a receive the failure could
-            # not cancel may still land there, so the array is kept alive (never freed).
-            _abandoned.append(array)
+        except BaseException:
+            # A TransportError, or Ctrl-C's KeyboardInterrupt ending a wait: either way the
+            # communicator has failed (it names the failure), and its peers may be anywhere.
+            if self._native.failure:
+                global _failed
+                _failed = True
+                # The exact ring sends and receives in the array itself: a receive the failure
+                # could not cancel may still land there, so the array is kept alive (never freed).
+                _abandoned.append(array)
             raise
         return array
 
@@ -173,7 +176,9 @@ def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=Fal
     """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
     the program is dying of an uncaught exception, when mpirun is left to end the job. A peer
-    silent for timeout_s raises cerar.TransportError instead of hanging.
+    silent for timeout_s raises cerar.TransportError instead of hanging. SIGINT (Ctrl-C) ends a
+    wait within about 0.1 s, also with timeout_s=inf: the call raises KeyboardInterrupt, and the
+    communicator then refuses further work, as after a TransportError.
 
     All-reduce objects are cached per (count, dtype, op, design, accumulation), and building one
     checks that every rank makes the same call; a call that reuses a cached object does not
@@ -205,7 +210,9 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20,
                        check_every_call=False):
     """CERAR over torch.distributed: send/recv to the ring neighbours on a new gloo group with
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
-    torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's."""
+    torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's.
+    Ctrl-C takes effect only when torch's wait returns (at timeout_s at the latest):
+    docs/training.md section 2."""
     from .torch_transport import TorchTransport
     timeout_s = _timeout("torch communicator", timeout_s)
     if timeout_s < 1e-3:

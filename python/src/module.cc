@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "cerar/format/design.h"
@@ -15,6 +16,7 @@
 #include "cerar/errors.h"
 #include "cerar/runtime/simulate.h"
 #include "communicator.h"
+#include "python_error.h"
 #include "python_transport.h"
 #ifdef CERAR_PYTHON_WITH_MPI
 #include "mpi_env.h"
@@ -52,6 +54,15 @@ py::dict FiguresDict(const Figures& f) {
   return d;
 }
 
+// The MPI transport's interrupt check: runs the interpreter's pending signal handlers (on the
+// main thread; elsewhere PyErr_CheckSignals does nothing), so that Ctrl-C's KeyboardInterrupt
+// ends a wait that would otherwise only end at its timeout. The transport then fails and nests
+// this exception in its TransportError; BindExceptions raises it again.
+void CheckPythonSignals() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw PythonException(py::error_already_set());
+}
+
 py::object OptionalFigures(const std::optional<Figures>& f) {
   if (!f) return py::none();
   return FiguresDict(*f);
@@ -79,6 +90,15 @@ void BindExceptions(py::module_& m) {
     } catch (const NumericalError& e) {
       PyErr_SetString(numerical.ptr(), e.what());
     } catch (const TransportError& e) {
+      // An interrupted wait (Ctrl-C) carries the Python exception that ended it: raise that
+      // (KeyboardInterrupt), not a TransportError; the communicator has failed all the same.
+      try {
+        std::rethrow_if_nested(e);
+      } catch (PythonException& interrupt) {
+        interrupt.Restore();
+        return;
+      } catch (...) {  // another nested exception: the TransportError tells the story
+      }
       PyErr_SetString(transport.ptr(), e.what());
     } catch (const DeviceError& e) {
       PyErr_SetString(device.ptr(), e.what());
@@ -230,8 +250,9 @@ void BindCommunicator(py::module_& m) {
   m.def(
       "_mpi_communicator",
       [](double timeout_s, std::size_t segment_bytes, bool check_every_call) {
-        return std::make_unique<Communicator>(CreateWorldMpiTransport(timeout_s), segment_bytes,
-                                              check_every_call);
+        return std::make_unique<Communicator>(
+            CreateWorldMpiTransport(timeout_s, &CheckPythonSignals), segment_bytes,
+            check_every_call);
       },
       py::arg("timeout_s"), py::arg("segment_bytes"), py::arg("check_every_call") = false);
   m.def("_mpi_init", [] {

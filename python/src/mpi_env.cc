@@ -62,10 +62,12 @@ void MpiFinalize() {
   if (s.owned && s.initialized && !s.finalized) Check(MPI_Finalize(), "MPI_Finalize");
 }
 
-std::unique_ptr<Transport> CreateWorldMpiTransport(double timeout_s) {
+std::unique_ptr<Transport> CreateWorldMpiTransport(double timeout_s,
+                                                   std::function<void()> interrupt_check) {
   MpiInit();
   MpiTransportOptions options;
   options.timeout_s = timeout_s;
+  options.interrupt_check = std::move(interrupt_check);
   return CreateMpiTransport(MPI_COMM_WORLD, options);
 }
 

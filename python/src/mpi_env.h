@@ -3,6 +3,7 @@
 // run on autograd's thread, never concurrently with another CERAR call) and finalised at exit by
 // the package (cerar/_mpi.py registers it with atexit), so `mpirun` sees a clean exit. Only
 // built with MPI.
+#include <functional>
 #include <memory>
 
 #include "cerar/runtime/transport.h"
@@ -19,7 +20,9 @@ struct MpiState {
 MpiState MpiInit();        // idempotent
 MpiState MpiStatus();
 void MpiFinalize();        // only if this package initialised MPI; idempotent
-// The library's MPI transport on a duplicate of MPI_COMM_WORLD (MpiInit first).
-std::unique_ptr<Transport> CreateWorldMpiTransport(double timeout_s);
+// The library's MPI transport on a duplicate of MPI_COMM_WORLD (MpiInit first); its waits call
+// `interrupt_check` (MpiTransportOptions::interrupt_check) every 0.1 s.
+std::unique_ptr<Transport> CreateWorldMpiTransport(double timeout_s,
+                                                   std::function<void()> interrupt_check);
 
 }  // namespace cerar::python

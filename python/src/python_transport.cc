@@ -1,9 +1,11 @@
 // Transport over Python callables (see python_transport.h).
 #include "python_transport.h"
 
+#include <exception>
 #include <string>
 
 #include "cerar/errors.h"
+#include "python_error.h"
 
 namespace py = pybind11;
 
@@ -62,18 +64,22 @@ class PythonTransport final : public Transport {
 
  private:
   // Runs a Python call; its exception becomes a TransportError naming the rank and the call, so
-  // the engine only ever sees C++ exceptions.
+  // the engine only ever sees C++ exceptions. One that is no Exception (KeyboardInterrupt from
+  // Ctrl-C, SystemExit) is nested in it, so that the caller gets it back (module.cc) while the
+  // communicator fails as for any TransportError.
   template <typename F>
   py::object Call(const char* name, F&& f) {
     try {
       return f();
     } catch (py::error_already_set& e) {
-      // The exception's type and text, without pybind11's traceback (e.what() appends it).
-      std::string text = py::str(e.type().attr("__name__"));
-      const std::string message = py::str(e.value());
-      if (!message.empty()) text += ": " + message;
-      throw TransportError("rank " + std::to_string(rank_) + ": python transport " + name +
-                           " failed: " + text);
+      const std::string message = "rank " + std::to_string(rank_) + ": python transport " + name +
+                                  " failed: " + DescribePythonError(e);
+      if (e.matches(PyExc_Exception)) throw TransportError(message);
+      try {
+        throw PythonException(e);
+      } catch (const PythonException&) {
+        std::throw_with_nested(TransportError(message));
+      }
     }
   }
 

@@ -8,7 +8,8 @@
 //   start(send_address, recv_address, nbytes) -> token  send to rank+1, receive from rank-1
 //   wait(token)                                          both directions done
 //   check_agreement(what, value)                         raise unless every rank passed value
-// and raises on failure; the message reaches C++ as a TransportError.
+// and raises on failure; the message reaches C++ as a TransportError (KeyboardInterrupt nested in
+// it, and raised again to the caller).
 #include <pybind11/pybind11.h>
 
 #include <cstdint>

@@ -1,9 +1,15 @@
 // The all-reduce cases of tests/runtime on the MPI transport: run by ctest under
 // `mpiexec -n K` for K = 2, 3, 4, 5 (N = K). Same checks as the in-process tests: the window
 // formula to rounding, exact designs, bytes L ceil(n/c) sizeof(T), the exact ring, and errors
-// on every rank for a wrong-size design or different counts.
+// on every rank for a wrong-size design or different counts. And the transport's interrupt check.
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <string>
 
 #include "cases.h"
 #include "checking_transport.h"
@@ -127,6 +133,100 @@ TEST(Mpi, DifferentCountsFailOnEveryRank) {
   } catch (const TransportError& e) {
     EXPECT_NE(std::string(e.what()).find("ranks disagree on element count: rank 0 has 100, rank " +
                                          std::to_string(Size() - 1) + " has 99"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The interrupt check (MpiTransportOptions::interrupt_check): what it throws ends a wait whose
+// peers never come, long before the timeout, nested in the TransportError; the transport then
+// refuses further work, as after a timeout. Without the check, the wait ran into the timeout.
+struct Stop : std::runtime_error {
+  Stop() : std::runtime_error("stop (test)") {}
+};
+
+// A world transport whose check runs every 20 ms and throws Stop at its third call.
+std::unique_ptr<Transport> InterruptibleTransport(int& calls) {
+  MpiTransportOptions o;
+  o.timeout_s = 20;  // far beyond the check's 60 ms: a wait that ends here fails the time bound
+  o.interrupt_every_s = 0.02;
+  o.interrupt_check = [&calls] {
+    if (++calls == 3) throw Stop();
+  };
+  return CreateMpiTransport(MPI_COMM_WORLD, o);
+}
+
+// Rank 0 runs `wait`, which its peers never join.
+void ExpectInterrupted(Transport& t, const int& calls, const std::string& waiting_for,
+                       const std::function<void()>& wait) {
+  const auto start = std::chrono::steady_clock::now();
+  bool nested = false;
+  try {
+    wait();
+    ADD_FAILURE() << "no error";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0: interrupted while waiting for " + waiting_for +
+                                         " (MPI transport; the interrupt check raised stop "
+                                         "(test))"),
+              std::string::npos)
+        << e.what();
+    try {
+      std::rethrow_if_nested(e);
+    } catch (const Stop&) {
+      nested = true;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(nested) << "the check's exception is not nested in the TransportError";
+  EXPECT_EQ(calls, 3);
+  EXPECT_LT(seconds, 10.0);
+  static char buffer[8];  // a refused exchange posts nothing, but keep it alive all the same
+  try {
+    t.StartExchange(buffer, buffer, sizeof buffer);
+    ADD_FAILURE() << "the interrupted transport accepted an exchange";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("unusable after an earlier failure: rank 0: "
+                                         "interrupted while waiting for " + waiting_for),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Mpi, InterruptCheckEndsAWait) {
+  int calls = 0;
+  const auto t = InterruptibleTransport(calls);
+  if (t->rank() == 0) {
+    // Static: the send may still be in flight after the failure (MPI_Request_free).
+    static char send[8] = {1}, recv[8];
+    ExpectInterrupted(*t, calls, "exchange 0", [&] {
+      t->Wait(t->StartExchange(send, recv, sizeof send));
+    });
+  }
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  if (t->rank() != 0) {
+    EXPECT_EQ(calls, 0);  // no wait, no check
+  }
+}
+
+TEST(Mpi, InterruptCheckEndsAnAgreementCheck) {
+  int calls = 0;
+  const auto t = InterruptibleTransport(calls);
+  if (t->rank() == 0)
+    ExpectInterrupted(*t, calls, "the check of test value",
+                      [&] { t->CheckAgreement("test value", 1); });
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+TEST(Mpi, InterruptIntervalMustBePositive) {
+  MpiTransportOptions o;
+  o.interrupt_every_s = 0;
+  try {
+    CreateMpiTransport(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("MPI transport: interrupt_every_s 0.000000 s, expected "
+                                         "> 0"),
               std::string::npos)
         << e.what();
   }

@@ -485,6 +485,28 @@ class CommunicatorTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "buckets = .*, expected an integer >= 1"):
                 cerar.drift.DriftProbe(comm, [torch.zeros(3)], buckets=buckets)
 
+    def test_ctrl_c_in_a_python_transport_reaches_the_caller(self):
+        # KeyboardInterrupt in a Python transport's wait (torch_communicator: Ctrl-C, seen once
+        # torch's wait returns) is raised again from allreduce, as the MPI transport's is
+        # (recovery_test.py, interrupt); it was a TransportError. The communicator fails all
+        # the same.
+        class Interrupted(ThreadTransport):
+            def check_agreement(self, what, value):
+                pass  # one rank alone: building the ring object passes its check
+
+            def wait(self, token):
+                raise KeyboardInterrupt
+
+        comm = Communicator(_cerar._python_communicator(Interrupted(ThreadRing(2), 0), 0, 2,
+                                                        4096), "test")
+        with self.assertRaises(KeyboardInterrupt):
+            comm.allreduce(np.ones(8, dtype=np.float32))
+        failure = "rank 0: python transport wait failed: KeyboardInterrupt"
+        self.assertEqual(comm.failure, failure)
+        with self.assertRaisesRegex(cerar.TransportError,
+                                    "communicator unusable after an earlier failure: " + failure):
+            comm.allreduce(np.ones(8, dtype=np.float32))
+
     def test_invalid_buffers_raise_before_any_communication(self):
         ring = ThreadRing(2)
         comm = Communicator(_cerar._python_communicator(ThreadTransport(ring, 0), 0, 2, 4096),

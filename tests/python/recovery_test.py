@@ -1,5 +1,5 @@
-"""Two MPI scenarios (mpirun -np 2), one per run, each printing "<scenario> rank R: ..." lines that
-recovery_check.sh checks:
+"""Three MPI scenarios (mpirun -np 2), one per run, each printing "<scenario> rank R: ..." lines
+that recovery_check.sh checks:
 
   late       rank 1 is 4 s late for an all-reduce with a 2 s timeout: both ranks get a
              TransportError, drop the communicator, and make a new one that works. The failed
@@ -7,10 +7,21 @@ recovery_check.sh checks:
              message then landed in freed memory (a segfault in the new communicator's first call).
   finalized  after MPI_Finalize, check_agreement raises TransportError, as allreduce does (it
              called MPI and Open MPI aborted the whole job).
+  interrupt  Ctrl-C ends a wait: rank 1 never joins two of rank 0's waits, which have no timeout
+             (timeout_s=inf): an all-reduce whose object is cached (a wait for an exchange) and a
+             check_agreement (a wait for an all-gather). For each, a timer thread sends rank 0
+             SIGINT after 1 s; rank 0 must raise KeyboardInterrupt within 10 s of it, and then
+             its communicator refuses further work, naming the interruption. Both ranks then
+             all-reduce on a new communicator. Without the MPI transport's interrupt check, rank
+             0 waited forever (Python runs the signal's handler only when the wait returns):
+             faulthandler ends each rank after 60 s, so the job ends and the check fails.
 """
+import faulthandler
 import gc
 import os
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -60,3 +71,45 @@ elif scenario == "finalized":
         say("check_agreement returned")
     except cerar.TransportError as error:
         say("check_agreement raised TransportError: %s" % error)
+elif scenario == "interrupt":
+    faulthandler.dump_traceback_later(60, exit=True)
+
+    def interrupted(what, call):
+        """Runs call() with SIGINT 1 s later; says what it raised and how soon."""
+        sent = []
+
+        def send():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        timer = threading.Timer(1.0, send)
+        timer.start()
+        try:
+            call()
+            say("%s returned" % what)
+        except KeyboardInterrupt:
+            late = time.monotonic() - sent[0]
+            say("%s raised KeyboardInterrupt %s 10 s of SIGINT (%.2f s)"
+                % (what, "within" if late < 10 else "not within", late))
+        except Exception as error:  # noqa: BLE001
+            say("%s raised %s: %s" % (what, type(error).__name__, error))
+        timer.join()
+        try:
+            call()
+            say("then %s returned" % what)
+        except cerar.TransportError as error:
+            say("then %s" % error)
+
+    # Start together (Python's start-up differs by seconds under load).
+    cerar.mpi_communicator(timeout_s=60).allreduce(np.ones(1, np.float32))
+    comm = cerar.mpi_communicator(timeout_s=float("inf"))
+    comm.allreduce(np.ones(16, np.float32))  # builds (and checks) the ring object on both ranks
+    if rank == 0:
+        interrupted("allreduce", lambda: comm.allreduce(np.ones(16, np.float32)))
+    checked = cerar.mpi_communicator(timeout_s=float("inf"))  # collective: rank 1 waits here
+    if rank == 0:
+        interrupted("check_agreement", lambda: checked.check_agreement("interrupt test", 1))
+    fresh = cerar.mpi_communicator(timeout_s=60)
+    sums = [float(fresh.allreduce(np.ones(4, np.float32))[0]) for _ in range(3)]
+    say("recovered: sums %s" % sums)
+    faulthandler.cancel_dump_traceback_later()

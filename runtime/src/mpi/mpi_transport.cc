@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,6 +29,9 @@ class MpiTransport final : public Transport {
     if (!(options.timeout_s > 0))
       throw InvalidArgument("MPI transport: timeout " + std::to_string(options.timeout_s) +
                             " s, expected > 0");
+    if (!(options.interrupt_every_s > 0))
+      throw InvalidArgument("MPI transport: interrupt_every_s " +
+                            std::to_string(options.interrupt_every_s) + " s, expected > 0");
     // The caller's communicator keeps its own error handler; ours returns error codes.
     CERAR_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
     CERAR_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -71,7 +75,8 @@ class MpiTransport final : public Transport {
     while (completed_ <= handle) {
       const auto deadline = Deadline();
       for (int polls = 0; !RetireFront(); ++polls) {
-        if (Clock::now() > deadline) {
+        const auto now = Clock::now();
+        if (now > deadline) {
           const Pending& p = pending_.front();
           if (p.req[0] != MPI_REQUEST_NULL)
             Fail("rank " + std::to_string(rank_) + ": no data from rank " +
@@ -81,6 +86,7 @@ class MpiTransport final : public Transport {
                " took no data for " + Seconds() + " (MPI transport, exchange " +
                std::to_string(completed_) + ")");
         }
+        PollInterrupt(now, [&] { return "exchange " + std::to_string(completed_); });
         detail::PauseBetweenPolls(polls);
       }
     }
@@ -104,13 +110,19 @@ class MpiTransport final : public Transport {
     const auto deadline = Deadline();
     for (int done = 0, spins = 0; !done; ++spins) {
       CERAR_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-      if (!done && Clock::now() > deadline) {
+      if (done) break;
+      const auto now = Clock::now();
+      if (now > deadline) {
         // The all-gather stays posted on `all`: keep its block alive, as a failed run's buffers.
         detail::Abandon(new std::vector<unsigned long long>(std::move(all)));
         Fail("rank " + std::to_string(rank_) + ": not every rank joined the check of " + what +
              " within " + Seconds() + " (MPI transport)");
       }
-      if (!done) detail::PauseBetweenPolls(spins);
+      PollInterrupt(now, [&] {
+        detail::Abandon(new std::vector<unsigned long long>(std::move(all)));  // as above
+        return "the check of " + what;
+      });
+      detail::PauseBetweenPolls(spins);
     }
     for (int r = 0; r < size_; ++r)
       if (all[r] != all[0])
@@ -130,6 +142,10 @@ class MpiTransport final : public Transport {
   // may free. A receive already matched cannot be cancelled: engines keep their buffers after
   // a failed run for that reason (allreduce.h).
   [[noreturn]] void Fail(const std::string& message) {
+    GiveUp(message);
+    throw TransportError(message);
+  }
+  void GiveUp(const std::string& message) {
     failure_ = message;
     for (Pending& p : pending_) {
       if (p.req[0] != MPI_REQUEST_NULL) {
@@ -139,7 +155,31 @@ class MpiTransport final : public Transport {
       if (p.req[1] != MPI_REQUEST_NULL) MPI_Request_free(&p.req[1]);  // the send may go on
     }
     pending_.clear();
-    throw TransportError(message);
+  }
+  // Runs the caller's interrupt check when one is due (every interrupt_every_s, counted across
+  // waits, so that a run of short waits is checked too). What it throws fails the transport as a
+  // timeout does, nested in a TransportError that names what was waited for: `waiting_for()`,
+  // called only then (CheckAgreement abandons its posted block there).
+  template <typename F>
+  void PollInterrupt(Clock::time_point now, F&& waiting_for) {
+    if (!options_.interrupt_check || now < next_interrupt_check_) return;
+    next_interrupt_check_ = detail::DeadlineAfter(now, options_.interrupt_every_s);
+    try {
+      options_.interrupt_check();
+    } catch (const std::exception& e) {
+      Interrupted(waiting_for(), e.what());
+    } catch (...) {
+      Interrupted(waiting_for(), "an exception that is not a std::exception");
+    }
+  }
+  // Called in the handler of the interrupt check's exception, which it nests.
+  [[noreturn]] void Interrupted(const std::string& waiting_for, const std::string& reason) {
+    // The first line only: a Python error's text may go on with its traceback.
+    const std::string message = "rank " + std::to_string(rank_) + ": interrupted while waiting " +
+                                "for " + waiting_for + " (MPI transport; the interrupt check " +
+                                "raised " + reason.substr(0, reason.find('\n')) + ")";
+    GiveUp(message);
+    std::throw_with_nested(TransportError(message));
   }
   void CheckUsable() const {
     if (!failure_.empty())
@@ -181,6 +221,7 @@ class MpiTransport final : public Transport {
   Handle next_handle_ = 0, completed_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::string failure_;  // the first failure's message; then every call throws
+  Clock::time_point next_interrupt_check_{};  // the first poll checks at once
 };
 
 }  // namespace
