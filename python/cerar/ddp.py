@@ -186,14 +186,20 @@ def _rows(tensor):
 
 def _row_scales(comm, tensors):
     """Per tensor, a column of its rows' scales - the RMS of the row's elements over all ranks -
-    identical on every rank: one exact all-reduce of every row's sum of squares (float32). A
-    row that is zero on every rank gets scale 1."""
-    rows = [_rows(t) for t in tensors]
-    sums = torch.cat([r.double().pow(2).sum(dim=1) for r in rows]).float()
+    identical on every rank: one exact all-reduce of every row's sum of squares, in float64 (in
+    float32 a row with |g| above about 1e19 overflowed to inf, and its elements came back NaN).
+    A row that is zero on every rank gets scale 1. Tensors without elements are left out: the
+    caller skips them (their scale is None)."""
+    rows = [_rows(t) if t.numel() else None for t in tensors]
+    sums = torch.cat([r.double().pow(2).sum(dim=1) for r in rows if r is not None]
+                     + [torch.zeros(0, dtype=torch.float64)])
     comm.allreduce(sums, None, average=False)
     scales, offset = [], 0
     for r in rows:
-        part = sums[offset:offset + r.shape[0]].double()
+        if r is None:
+            scales.append(None)
+            continue
+        part = sums[offset:offset + r.shape[0]]
         offset += r.shape[0]
         scale = (part / (comm.size * r.shape[1])).sqrt()
         scale[scale == 0] = 1.0
@@ -299,14 +305,16 @@ def allreduce_bucket(state, buffer, gradients):
         scales = _row_scales(comm, coded) if state.scale_rows else None
         if scales:
             for g, scale in zip(coded, scales):
-                _rows(g).div_(scale)
+                if scale is not None:
+                    _rows(g).div_(scale)
         if state.layout == "tensor":
             _allreduce_tensor_layout(comm, state.design, coded, state.accumulation)
         else:
             _allreduce_packed(comm, state.design, coded, state.accumulation)
         if scales:
             for g, scale in zip(coded, scales):
-                _rows(g).mul_(scale)
+                if scale is not None:
+                    _rows(g).mul_(scale)
         for g, mask in zip(coded, support):
             if mask is not None:
                 g.masked_fill_(~mask, 0)

@@ -576,6 +576,40 @@ class CommunicatorTest(unittest.TestCase):
             self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
             self.assertIn("disagree on DDP hook options and design (this rank: layout=", str(out[r][1]))
 
+    def test_scale_rows_takes_huge_rows_and_empty_tensors(self):
+        # The rows' sums of squares went through a float32 all-reduce: a row of 1e20 summed to
+        # inf, its scale was inf, and it came back NaN. A 2-D tensor without elements raised
+        # from view(). Sums are float64 now, and empty tensors are skipped.
+        import cerar.ddp
+        import torch
+        design = cerar.pick_design(2, 4)
+        rows = [torch.randn(6, 5, generator=torch.Generator().manual_seed(r)) for r in range(2)]
+        for r, m in enumerate(rows):
+            m[2] = 1e20 * (1 + r + torch.arange(5.0))
+
+        def body(comm):
+            scales = cerar.ddp._row_scales(comm, [rows[comm.rank], torch.zeros(0, 4)])
+            state = cerar.ddp.CerarHookState(comm, design, warmup_steps=0, scale_rows=True)
+            buffer = torch.cat([rows[comm.rank].reshape(-1), torch.ones(8 * 3)])
+            grads = [buffer[:30].view(6, 5), buffer[30:30].view(0, 4), buffer[30:].view(8, 3)]
+            cerar.ddp.allreduce_bucket(state, buffer, grads)
+            return scales, buffer[:30].view(6, 5)
+
+        out, _ = run_ranks(2, body)
+        exact = (rows[0] + rows[1]).double() / 2
+        truth = ((rows[0].double() ** 2 + rows[1].double() ** 2).sum(dim=1) / 10).sqrt()
+        for r in range(2):
+            result, error = out[r]
+            self.assertIsNone(error, "rank %d: %r" % (r, error))
+            (scale, empty), reduced = result
+            self.assertIsNone(empty)
+            self.assertEqual(scale.dtype, torch.float32)
+            torch.testing.assert_close(scale.squeeze(1).double(), truth, rtol=1e-6, atol=0)
+            self.assertTrue(bool(torch.isfinite(reduced).all()), reduced)
+            # Each row's error relative to its own size, as row scaling promises.
+            err = ((reduced.double() - exact).norm(dim=1) / exact.norm(dim=1)).max()
+            self.assertLess(float(err), 10 * design.predicted_error("float32"))
+
     def test_a_failing_transport_is_an_exception_and_the_communicator_stops(self):
         def body(comm):
             comm.allreduce(np.ones(100), None)
