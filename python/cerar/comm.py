@@ -64,8 +64,8 @@ def _flag(name, value):
 
 
 class Communicator:
-    """One transport plus cached all-reduce objects (one per element count, evicted when a
-    training step did not use them: see end_step)."""
+    """One transport plus cached all-reduce objects (one per element count, evicted when two
+    training steps in a row did not use them: see end_step)."""
 
     def __init__(self, native, kind):
         self._native = native
@@ -118,11 +118,16 @@ class Communicator:
                                         "be used after that" % what)
 
     def end_step(self):
-        """Evicts the all-reduce objects not used since the previous end_step (the DDP hook calls
-        it after each step's last bucket)."""
+        """Evicts the all-reduce objects that two end_steps in a row found unused (the DDP hook
+        calls it after each step's last bucket). Two, not one: every hook state on the
+        communicator calls it, so with two hooked models one's call would evict the other's
+        objects, rebuilt (workspace, agreement checks) at its next step."""
         self._native.end_step()
 
     def cache_info(self):
+        """The cached all-reduce objects: count, dtype, algorithm, accumulation,
+        workspace_bytes, and serial (the communicator's count of objects built when it was
+        built: a rebuilt object has a new serial)."""
         return self._native.cache_info()
 
     def cache_bytes(self):

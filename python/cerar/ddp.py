@@ -343,7 +343,7 @@ def cerar_hook(state, bucket):
         future = future.then(fail)
     if bucket.is_last() and state.comm is not None:
         state.iter += 1
-        # Objects of bucket sizes this step did not use (iteration 0's whole-model bucket after
-        # DDP rebuilt its buckets) are freed here.
+        # Objects of bucket sizes two steps in a row did not use (iteration 0's whole-model
+        # bucket after DDP rebuilt its buckets) are freed here.
         state.comm.end_step()
     return future

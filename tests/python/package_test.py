@@ -287,13 +287,12 @@ class CommunicatorTest(unittest.TestCase):
             m = -(-count // design.c)
             chunk = -(-count // n)
             self.assertEqual(sent, design.L * m * 8 + 2 * (n - 1) * chunk * 8)
-        # The cache holds both objects until a step passes without them.
+        # The cache holds both objects until two end_steps in a row find them unused.
         self.assertEqual(sorted(e.algorithm for e in comms[0].cache_info()), ["coded", "ring"])
-        for c in comms:
-            c.end_step()
-        self.assertEqual(len(comms[0].cache_info()), 2)
-        for c in comms:
-            c.end_step()
+        for unused in range(3):
+            self.assertEqual(len(comms[0].cache_info()), 2, unused)
+            for c in comms:
+                c.end_step()
         self.assertEqual(comms[0].cache_info(), [])
         self.assertEqual(comms[0].cache_bytes(), 0)
 
@@ -575,6 +574,53 @@ class CommunicatorTest(unittest.TestCase):
         for r in range(3):
             self.assertIsInstance(out[r][1], cerar.TransportError, "rank %d: %r" % (r, out[r]))
             self.assertIn("disagree on DDP hook options and design (this rank: layout=", str(out[r][1]))
+
+    def test_two_hooked_models_on_one_communicator_keep_their_objects(self):
+        # Every hook state calls end_step after its own last bucket, and end_step evicted every
+        # object unused since the previous one: model A's call evicted B's objects and B's
+        # evicted A's, so every bucket's engine was rebuilt (workspace, agreement checks) each
+        # step. Objects now go after two unused end_steps in a row; their serials show rebuilds.
+        import cerar.ddp
+        import torch
+
+        class Bucket:
+            def __init__(self, buffer, shapes):
+                self._buffer, offset, self._grads = buffer, 0, []
+                for shape in shapes:
+                    n = int(torch.Size(shape).numel())
+                    self._grads.append(buffer[offset:offset + n].view(shape))
+                    offset += n
+
+            def buffer(self):
+                return self._buffer
+
+            def gradients(self):
+                return self._grads
+
+            def is_last(self):
+                return True
+
+        models = {"A": [(6, 5), (5,)], "B": [(4, 9), (3, 4), (4,)]}
+
+        def body(comm):
+            states = {k: cerar.ddp.CerarHookState(comm, c=6, warmup_steps=0) for k in models}
+            serials = []
+            for step in range(6):
+                for key, shapes in models.items():
+                    n = sum(int(torch.Size(s).numel()) for s in shapes)
+                    buffer = torch.randn(n, generator=torch.Generator().manual_seed(step))
+                    buffer[::3] = 0  # zeros, so the zero mask's all-reduces run too
+                    cerar.ddp.cerar_hook(states[key], Bucket(buffer, shapes)).wait()
+                serials.append(sorted(e.serial for e in comm.cache_info()))
+            return serials
+
+        out, _ = run_ranks(3, body)
+        for r in range(3):
+            serials, error = out[r]
+            self.assertIsNone(error, "rank %d: %r" % (r, error))
+            self.assertGreaterEqual(len(serials[1]), 6, serials)  # both models' objects
+            for step in range(2, 6):
+                self.assertEqual(serials[step], serials[1], "rank %d step %d" % (r, step))
 
     def test_scale_rows_takes_huge_rows_and_empty_tensors(self):
         # The rows' sums of squares went through a float32 all-reduce: a row of 1e20 summed to
