@@ -3,6 +3,11 @@
     state = CerarHookState(comm, design)
     ddp_model.register_comm_hook(state, cerar_hook)
 
+CPU float32/float64 buckets only: the transports move host memory, and the runtime computes in
+float32 or float64. A CUDA model, or a float16/bfloat16 one, fails at its first bucket with
+cerar.InvalidArgument naming the device and dtype (keep the DDP model on the CPU in float32 or
+float64; for CUDA, DDP's default all-reduce).
+
 Like torch's PowerSGD hook (torch/distributed/algorithms/ddp_comm_hooks/powerSGD_hook.py) the
 state object carries the options and the step counter, and tensors that gain nothing from the
 approximate path (1-D ones: biases, norms) are all-reduced exactly; the hook returns a completed
@@ -284,6 +289,12 @@ def allreduce_bucket(state, buffer, gradients):
     """All-reduces one bucket in place (averaged over ranks) following the state's options.
     `gradients` are the bucket's per-parameter views of `buffer`."""
     comm = state.comm
+    if buffer.device.type != "cpu" or buffer.dtype not in (torch.float32, torch.float64):
+        raise _cerar.InvalidArgument(
+            "DDP hook: a bucket of %s on %s; the CERAR hook supports CPU float32/float64 "
+            "buckets only: keep the DDP model on the CPU in float32 or float64 (for CUDA or "
+            "float16/bfloat16 models, use DDP's default all-reduce)"
+            % (str(buffer.dtype).replace("torch.", ""), buffer.device))
     if not getattr(state, "_options_agreed", False):
         _check_options_agree(state)
     if not state._coded_now():

@@ -622,6 +622,38 @@ class CommunicatorTest(unittest.TestCase):
             for step in range(2, 6):
                 self.assertEqual(serials[step], serials[1], "rank %d step %d" % (r, step))
 
+    def test_hook_names_buckets_it_cannot_take(self):
+        # A CUDA or float16/bfloat16 DDP model failed in every backward() with the all-reduce's
+        # "expected a CPU tensor" / "expected float32 or float64", and no doc said the hook is
+        # CPU float32/float64 only. The hook now says so at the first bucket, naming both.
+        import cerar.ddp
+        import torch
+        comm = Communicator(_cerar._python_communicator(ThreadTransport(ThreadRing(4), 0), 0, 4,
+                                                        4096), "test")
+
+        class Bucket:
+            def __init__(self, buffer):
+                self._buffer = buffer
+
+            def buffer(self):
+                return self._buffer
+
+            def gradients(self):
+                return [self._buffer]
+
+            def is_last(self):
+                return False
+
+        for buffer, words in ((torch.zeros(8, dtype=torch.bfloat16), "bfloat16 on cpu"),
+                              (torch.zeros(8, dtype=torch.float16), "float16 on cpu"),
+                              (torch.zeros(8, device="meta"), "float32 on meta")):
+            state = cerar.ddp.CerarHookState(comm, c=8)
+            with self.assertRaisesRegex(Exception, "DDP hook: a bucket of %s; the CERAR hook "
+                                        "supports CPU float32/float64 buckets only: keep the DDP "
+                                        "model on the CPU" % words):
+                cerar.ddp.cerar_hook(state, Bucket(buffer)).wait()
+            self.assertIsInstance(state.last_error, cerar.InvalidArgument)
+
     def test_scale_rows_takes_huge_rows_and_empty_tensors(self):
         # The rows' sums of squares went through a float32 all-reduce: a row of 1e20 summed to
         # inf, its scale was inf, and it came back NaN. A 2-D tensor without elements raised
