@@ -61,7 +61,8 @@ class CerarHookState:
                    that measures bytes on the same transport)
     c              instead of a design: the catalogue's best design for (comm.size, c) in the
                    arithmetic of `accumulation` (float32, or e.g. float32+state64 for f64-state),
-                   or an eps design tuned for it when the catalogue has none
+                   or an eps design tuned for it when the catalogue has none; chosen for float32
+                   here, and again for float64 at the first bucket if the gradients are float64
     warmup_steps   steps all-reduced exactly before the coded path starts (Adam's first steps
                    move every coordinate by about lr whatever its gradient, so ranks that
                    disagree on a tiny gradient's sign would part by 2 lr at once)
@@ -124,6 +125,7 @@ class CerarHookState:
         self.coded_elements = 0       # elements all-reduced by the coded path, all steps
         self.exact_elements = 0       # elements all-reduced exactly, all steps
         self._options_agreed = False  # checked across ranks at the first bucket
+        self._chosen_for = "float32" if c is not None else None  # the dtype `c` chose for
 
     def __getstate__(self):
         # Like PowerSGDState (for checkpoints): the communicator is not serialisable and is left
@@ -138,6 +140,7 @@ class CerarHookState:
         state = dict(state)
         text = state.pop("design_json")
         state.setdefault("accumulation", "buffer")  # checkpoints from before the option
+        state.setdefault("_chosen_for", None)
         self.__dict__.update(state)
         self.design = Design(_cerar._parse_design(text, "checkpointed hook state")) if text else None
         self.comm = None
@@ -151,15 +154,18 @@ class CerarHookState:
         return (self.exact_1d and tensor.dim() < 2) or tensor.numel() < self.min_coded_numel
 
 
-def _design_for(n, c, accumulation="buffer"):
+def _design_for(n, c, accumulation="buffer", dtype="float32"):
     """The catalogue's best design for the arithmetic the hook will run (the error model's name
-    for the accumulation), or an eps design tuned for it when the catalogue has none for (n, c)."""
-    from . import _cerar
+    for the accumulation on `dtype` gradients), or an eps design tuned for it when the catalogue
+    has none for (n, c) and the build has the toolkit."""
     from .designs import make_design, pick_design
-    arithmetic = ARITHMETIC[accumulation]
+    arithmetic = (ARITHMETIC[accumulation] if dtype == "float32"
+                  else _cerar._model_arithmetic("f64", accumulation))
     try:
         return pick_design(n, c, arithmetic)
     except _cerar.InvalidArgument:
+        if not _cerar._with_toolkit:
+            raise  # pick_design's reason, not make_design's "needs the toolkit"
         return make_design(n, c, arithmetic)
 
 
@@ -296,6 +302,11 @@ def allreduce_bucket(state, buffer, gradients):
             "float16/bfloat16 models, use DDP's default all-reduce)"
             % (str(buffer.dtype).replace("torch.", ""), buffer.device))
     if not getattr(state, "_options_agreed", False):
+        dtype = "float64" if buffer.dtype == torch.float64 else "float32"
+        if getattr(state, "_chosen_for", None) not in (None, dtype):
+            # `c` chose for float32 gradients; these are float64 (every rank's, the same model).
+            state.design = _design_for(comm.size, state.design.c, state.accumulation, dtype)
+            state._chosen_for = dtype
         _check_options_agree(state)
     if not state._coded_now():
         comm.allreduce(buffer, None, average=True)

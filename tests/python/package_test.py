@@ -113,6 +113,26 @@ class DesignTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "float16"):
             cerar.pick_design(4, 8, "float16")
 
+    def test_pick_design_refuses_when_no_file_has_the_figure(self):
+        # Without the toolkit and without a file that records the figure, pick_design ranked the
+        # files by their float32 figure (or took the first file) without a word, though its
+        # docstring said such files are not considered and that it raises.
+        import unittest.mock
+        import cerar.ddp
+        with unittest.mock.patch.object(_cerar, "_with_toolkit", False):
+            with self.assertRaisesRegex(cerar.InvalidArgument,
+                                        r"no catalogue design for N = 2, c = 4 has a predicted "
+                                        r"float32\+state64 error \(eps_N2_c4.json\), and this "
+                                        r"build has no toolkit"):
+                cerar.pick_design(2, 4, "float32+state64")
+            comm = Communicator(_cerar._python_communicator(ThreadTransport(ThreadRing(2), 0), 0,
+                                                            2, 4096), "test")
+            # The hook's c= passes pick_design's reason on (not make_design's "needs the
+            # toolkit").
+            with self.assertRaisesRegex(cerar.InvalidArgument, "float32\\+state64 error"):
+                cerar.ddp.CerarHookState(comm, c=4, accumulation="f64-state")
+            self.assertEqual(cerar.pick_design(2, 4, "float64").c, 4)  # files with the figure
+
     def test_make_design_tunes_for_the_dtype(self):
         if not _cerar._with_toolkit:
             self.skipTest("built without the toolkit")
@@ -621,6 +641,29 @@ class CommunicatorTest(unittest.TestCase):
             self.assertGreaterEqual(len(serials[1]), 6, serials)  # both models' objects
             for step in range(2, 6):
                 self.assertEqual(serials[step], serials[1], "rank %d step %d" % (r, step))
+
+    def test_hook_c_chooses_for_the_gradients_dtype(self):
+        # c = 8 chose the float32 design for a float64 model too (opt_N4_c8, 1.8 times the
+        # float64 error of the catalogue's best for float64). The first bucket's dtype decides.
+        import cerar.ddp
+        import torch
+        f32, f64 = cerar.pick_design(4, 8, "float32"), cerar.pick_design(4, 8, "float64")
+        self.assertNotEqual(f32.fingerprint, f64.fingerprint)
+
+        def body(comm):
+            states = [cerar.ddp.CerarHookState(comm, c=8, warmup_steps=0) for _ in range(2)]
+            chosen = [states[0].design.fingerprint]
+            for state, dtype in zip(states, (torch.float64, torch.float32)):
+                buffer = torch.ones(8 * 6, dtype=dtype)
+                cerar.ddp.allreduce_bucket(state, buffer, [buffer.view(8, 6)])
+                chosen.append(state.design.fingerprint)
+            return chosen
+
+        out, _ = run_ranks(4, body)
+        for r in range(4):
+            chosen, error = out[r]
+            self.assertIsNone(error, "rank %d: %r" % (r, error))
+            self.assertEqual(chosen, [f32.fingerprint, f64.fingerprint, f32.fingerprint])
 
     def test_hook_names_buckets_it_cannot_take(self):
         # A CUDA or float16/bfloat16 DDP model failed in every backward() with the all-reduce's
