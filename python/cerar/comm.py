@@ -28,9 +28,11 @@ def _buffer(array):
     """(address, count, dtype) of a contiguous CPU float32/float64 torch tensor or numpy array;
     anything else raises cerar.InvalidArgument before any communication."""
     mod = type(array).__module__
-    if mod.startswith("torch"):
-        import torch
-        if not isinstance(array, torch.Tensor):
+    # By type, not by module name: a tensor subclass defined in user code (a Parameter subclass
+    # in __main__) is a tensor. A program that has a tensor has imported torch.
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(array, torch.Tensor)) or mod.startswith("torch"):
+        if torch is None or not isinstance(array, torch.Tensor):
             raise _cerar.InvalidArgument("all-reduce: %s, expected a torch tensor or numpy array"
                                          % type(array).__name__)
         if array.layout != torch.strided:

@@ -127,7 +127,11 @@ _summaries = {}  # path -> (mtime, summary): catalogue files are large (N = 32 o
 
 
 def _summary(path):
-    mtime = os.path.getmtime(path)
+    try:
+        mtime = os.path.getmtime(path)  # a dangling symlink raised a bare FileNotFoundError here
+    except OSError as e:
+        raise _cerar.DesignError("catalogue file %s: cannot read it (%s: %s); fix or remove it"
+                                 % (path, type(e).__name__, e)) from None
     cached = _summaries.get(path)
     if cached and cached[0] == mtime:
         return cached[1]

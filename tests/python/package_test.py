@@ -235,6 +235,16 @@ class DesignTest(unittest.TestCase):
                 with self.assertRaisesRegex(cerar.DesignError, "eps_N4_c8.json: cannot read"):
                     cerar.catalogue()
 
+    def test_a_dangling_catalogue_link_is_a_design_error_naming_it(self):
+        # os.path.getmtime ran outside the try: a bare FileNotFoundError.
+        import unittest.mock
+        with tempfile.TemporaryDirectory() as tmp:
+            os.symlink(os.path.join(tmp, "gone.json"), os.path.join(tmp, "eps_N4_c8.json"))
+            with unittest.mock.patch.dict(os.environ, {"CERAR_MATRICES": tmp}):
+                with self.assertRaisesRegex(cerar.DesignError, r"catalogue file .*eps_N4_c8.json: "
+                                            r"cannot read it \(FileNotFoundError"):
+                    cerar.pick_design(4, 8)
+
     def test_bad_files_raise_typed_errors_naming_the_file(self):
         with self.assertRaisesRegex(cerar.IoError, "nonexistent.json"):
             cerar.load_design("/nonexistent.json")
@@ -532,6 +542,21 @@ class CommunicatorTest(unittest.TestCase):
         with self.assertRaisesRegex(cerar.InvalidArgument, "decoder rank = 2147483648, out of range"):
             three.decoder(2**31)
         self.assertEqual(comm.failure, "")
+
+    def test_a_tensor_subclass_from_user_code_is_a_tensor(self):
+        # _buffer dispatched on the type's module name: a subclass defined outside torch was
+        # refused as "expected a torch tensor or numpy array".
+        import torch
+
+        class Grad(torch.Tensor):
+            pass
+
+        self.assertEqual(Grad.__module__, __name__)
+        out, _ = run_ranks(2, lambda comm: comm.allreduce(
+            torch.full((10,), comm.rank + 1.0).as_subclass(Grad), None, average=True))
+        for result, error in out:
+            self.assertIsNone(error, error)
+            self.assertTrue(torch.equal(result.as_subclass(torch.Tensor), torch.full((10,), 1.5)))
 
     def test_ranks_that_disagree_all_get_the_error(self):
         def body(comm):
