@@ -179,7 +179,9 @@ def _segment_bytes(value):
 def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=False):
     """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
-    the program is dying of an uncaught exception, when mpirun is left to end the job. A peer
+    the program is dying of an uncaught exception, when mpirun is left to end the job. MPI that
+    someone else initialised below MPI_THREAD_SERIALIZED is refused (TransportError naming the
+    level): the DDP hook calls MPI from backward()'s threads. A peer
     silent for timeout_s raises cerar.TransportError instead of hanging.
 
     All-reduce objects are cached per (count, dtype, op, design, accumulation), and building one
@@ -212,7 +214,9 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20,
                        check_every_call=False):
     """CERAR over torch.distributed: send/recv to the ring neighbours on a new gloo group with
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
-    torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's."""
+    torchrun or init_process_group do). Collective over the whole job, as torch's new_group is:
+    on a rank outside `group` it takes part and then raises cerar.InvalidArgument ("this rank
+    ... is not a member of the group"). check_every_call: as mpi_communicator's."""
     from .torch_transport import TorchTransport
     timeout_s = _timeout("torch communicator", timeout_s)
     if timeout_s < 1e-3:

@@ -770,6 +770,50 @@ class CommunicatorTest(unittest.TestCase):
             comms[1].allreduce(np.ones(100))
 
 
+GROUP_PROGRAM = """
+import sys
+import torch
+import torch.distributed as dist
+import cerar
+rank = int(sys.argv[1])
+dist.init_process_group("gloo", init_method="file://" + sys.argv[2], rank=rank, world_size=2)
+group = dist.new_group([0])  # rank 1 is not in it
+try:
+    cerar.torch_communicator(group, timeout_s=30)
+except cerar.InvalidArgument as e:
+    print("refused:", e, flush=True)
+comm = cerar.torch_communicator(None, timeout_s=30)  # the ranks' groups are still in step
+x = torch.ones(4)
+comm.allreduce(x)
+print("world", float(x[0]), flush=True)
+"""
+
+
+class TorchGroupTest(unittest.TestCase):
+    def test_a_rank_outside_the_group_is_told_so(self):
+        # torch_communicator(group) on a rank that new_group left out failed as "python
+        # transport: rank -1 of -1". It takes part in new_group (collective over the job, so
+        # the members do not wait) and raises, saying so; a later communicator still works.
+        import subprocess
+        try:
+            import torch.distributed as dist
+        except ImportError:
+            self.skipTest("no torch")
+        if not dist.is_available() or not dist.is_gloo_available():
+            self.skipTest("torch without gloo")
+        with tempfile.TemporaryDirectory() as tmp:
+            store = os.path.join(tmp, "store")
+            procs = [subprocess.Popen([sys.executable, "-c", GROUP_PROGRAM, str(r), store],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                     for r in range(2)]
+            outs = [p.communicate(timeout=120)[0] for p in procs]
+        for r, (p, out) in enumerate(zip(procs, outs)):
+            self.assertEqual(p.returncode, 0, "rank %d:\n%s" % (r, out))
+            self.assertIn("world 2.0", out, "rank %d" % r)
+        self.assertIn("refused: torch communicator: this rank (global rank 1 of 2) is not a member "
+                      "of the group", outs[1])
+
+
 class LauncherTextTest(unittest.TestCase):
     def test_every_torchrun_command_passes_redirects(self):
         # Debian's torchrun (torch 1.13 on Python 3.11) fails at start on its default
