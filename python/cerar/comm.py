@@ -181,7 +181,10 @@ def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=Fal
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
     the program is dying of an uncaught exception, when mpirun is left to end the job. MPI that
     someone else initialised below MPI_THREAD_SERIALIZED is refused (TransportError naming the
-    level): the DDP hook calls MPI from backward()'s threads. A peer
+    level): the DDP hook calls MPI from backward()'s threads. "Uncaught" means seen by the
+    sys.excepthook installed here: a hook installed later replaces it, and sys.exit(n) passes
+    no hook, so both still finalise while peers may be mid-collective (they end at timeout_s;
+    with timeout_s=inf it hangs): leave early with os._exit(n). A peer
     silent for timeout_s raises cerar.TransportError instead of hanging.
 
     All-reduce objects are cached per (count, dtype, op, design, accumulation), and building one
