@@ -79,9 +79,11 @@ def _named_parameters(module_or_params, what="parameters"):
     the second time. An empty result raises ValueError naming `what`."""
     if hasattr(module_or_params, "named_parameters"):
         named = [(n, p) for n, p in module_or_params.named_parameters() if p.requires_grad]
-    else:
-        named = [tuple(x) if isinstance(x, tuple) else ("param%d" % k, x)
-                 for k, x in enumerate(module_or_params)]
+        if not named:
+            raise ValueError("%s: the module has no trainable parameters" % what)
+        return named
+    named = [tuple(x) if isinstance(x, tuple) else ("param%d" % k, x)
+             for k, x in enumerate(module_or_params)]
     if not named:
         raise ValueError("%s: no parameters (%r is empty%s)" % (
             what, module_or_params, "; an iterator such as model.parameters() is empty once "

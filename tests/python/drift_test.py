@@ -153,6 +153,9 @@ class DriftControlSchedule(unittest.TestCase):
         self.assertEqual(cerar.drift.resync(comm, model, names={"bias"}), 3)
         with self.assertRaisesRegex(ValueError, "DriftControl: no parameters"):
             cerar.drift.DriftControl(comm, iter([]), None)
+        model.requires_grad_(False)
+        with self.assertRaisesRegex(ValueError, "DriftControl: the module has no trainable"):
+            cerar.drift.DriftControl(comm, model, None)
 
     def test_resync_above_inf_probes_only(self):
         # int(inf) raised OverflowError at the first probe that saw a growth.
