@@ -28,9 +28,11 @@ def _buffer(array):
     """(address, count, dtype) of a contiguous CPU float32/float64 torch tensor or numpy array;
     anything else raises cerar.InvalidArgument before any communication."""
     mod = type(array).__module__
-    if mod.startswith("torch"):
-        import torch
-        if not isinstance(array, torch.Tensor):
+    # By type, not by module name: a tensor subclass defined in user code (a Parameter subclass
+    # in __main__) is a tensor. A program that has a tensor has imported torch.
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(array, torch.Tensor)) or mod.startswith("torch"):
+        if torch is None or not isinstance(array, torch.Tensor):
             raise _cerar.InvalidArgument("all-reduce: %s, expected a torch tensor or numpy array"
                                          % type(array).__name__)
         if array.layout != torch.strided:
@@ -64,8 +66,8 @@ def _flag(name, value):
 
 
 class Communicator:
-    """One transport plus cached all-reduce objects (one per element count, evicted when a
-    training step did not use them: see end_step)."""
+    """One transport plus cached all-reduce objects (one per element count, evicted when two
+    training steps in a row did not use them: see end_step)."""
 
     def __init__(self, native, kind):
         self._native = native
@@ -121,11 +123,16 @@ class Communicator:
                                         "be used after that" % what)
 
     def end_step(self):
-        """Evicts the all-reduce objects not used since the previous end_step (the DDP hook calls
-        it after each step's last bucket)."""
+        """Evicts the all-reduce objects that two end_steps in a row found unused (the DDP hook
+        calls it after each step's last bucket). Two, not one: every hook state on the
+        communicator calls it, so with two hooked models one's call would evict the other's
+        objects, rebuilt (workspace, agreement checks) at its next step."""
         self._native.end_step()
 
     def cache_info(self):
+        """The cached all-reduce objects: count, dtype, algorithm, accumulation,
+        workspace_bytes, and serial (the communicator's count of objects built when it was
+        built: a rebuilt object has a new serial)."""
         return self._native.cache_info()
 
     def cache_bytes(self):
@@ -175,7 +182,12 @@ def _segment_bytes(value):
 def mpi_communicator(timeout_s=60.0, segment_bytes=1 << 20, check_every_call=False):
     """The library's MPI transport on (a duplicate of) MPI_COMM_WORLD. Initialises MPI
     (MPI_THREAD_SERIALIZED) if nobody has, and then finalises it at interpreter exit - unless
-    the program is dying of an uncaught exception, when mpirun is left to end the job. A peer
+    the program is dying of an uncaught exception, when mpirun is left to end the job. MPI that
+    someone else initialised below MPI_THREAD_SERIALIZED is refused (TransportError naming the
+    level): the DDP hook calls MPI from backward()'s threads. "Uncaught" means seen by the
+    sys.excepthook installed here: a hook installed later replaces it, and sys.exit(n) passes
+    no hook, so both still finalise while peers may be mid-collective (they end at timeout_s;
+    with timeout_s=inf it hangs): leave early with os._exit(n). A peer
     silent for timeout_s raises cerar.TransportError instead of hanging. SIGINT (Ctrl-C) ends a
     wait within about 0.1 s, also with timeout_s=inf: the call raises KeyboardInterrupt, and the
     communicator then refuses further work, as after a TransportError.
@@ -210,7 +222,9 @@ def torch_communicator(group=None, timeout_s=60.0, segment_bytes=1 << 20,
                        check_every_call=False):
     """CERAR over torch.distributed: send/recv to the ring neighbours on a new gloo group with
     the same ranks as `group` (default: the world). torch.distributed must be initialised (as
-    torchrun or init_process_group do). Collective. check_every_call: as mpi_communicator's.
+    torchrun or init_process_group do). Collective over the whole job, as torch's new_group is:
+    on a rank outside `group` it takes part and then raises cerar.InvalidArgument ("this rank
+    ... is not a member of the group"). check_every_call: as mpi_communicator's.
     Ctrl-C takes effect only when torch's wait returns (at timeout_s at the latest):
     docs/training.md section 2."""
     from .torch_transport import TorchTransport

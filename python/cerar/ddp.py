@@ -3,6 +3,11 @@
     state = CerarHookState(comm, design)
     ddp_model.register_comm_hook(state, cerar_hook)
 
+CPU float32/float64 buckets only: the transports move host memory, and the runtime computes in
+float32 or float64. A CUDA model, or a float16/bfloat16 one, fails at its first bucket with
+cerar.InvalidArgument naming the device and dtype (keep the DDP model on the CPU in float32 or
+float64; for CUDA, DDP's default all-reduce).
+
 Like torch's PowerSGD hook (torch/distributed/algorithms/ddp_comm_hooks/powerSGD_hook.py) the
 state object carries the options and the step counter, and tensors that gain nothing from the
 approximate path (1-D ones: biases, norms) are all-reduced exactly; the hook returns a completed
@@ -56,7 +61,8 @@ class CerarHookState:
                    that measures bytes on the same transport)
     c              instead of a design: the catalogue's best design for (comm.size, c) in the
                    arithmetic of `accumulation` (float32, or e.g. float32+state64 for f64-state),
-                   or an eps design tuned for it when the catalogue has none
+                   or an eps design tuned for it when the catalogue has none; chosen for float32
+                   here, and again for float64 at the first bucket if the gradients are float64
     warmup_steps   steps all-reduced exactly before the coded path starts (Adam's first steps
                    move every coordinate by about lr whatever its gradient, so ranks that
                    disagree on a tiny gradient's sign would part by 2 lr at once)
@@ -119,6 +125,7 @@ class CerarHookState:
         self.coded_elements = 0       # elements all-reduced by the coded path, all steps
         self.exact_elements = 0       # elements all-reduced exactly, all steps
         self._options_agreed = False  # checked across ranks at the first bucket
+        self._chosen_for = "float32" if c is not None else None  # the dtype `c` chose for
 
     def __getstate__(self):
         # Like PowerSGDState (for checkpoints): the communicator is not serialisable and is left
@@ -133,6 +140,7 @@ class CerarHookState:
         state = dict(state)
         text = state.pop("design_json")
         state.setdefault("accumulation", "buffer")  # checkpoints from before the option
+        state.setdefault("_chosen_for", None)
         self.__dict__.update(state)
         self.design = Design(_cerar._parse_design(text, "checkpointed hook state")) if text else None
         self.comm = None
@@ -146,15 +154,18 @@ class CerarHookState:
         return (self.exact_1d and tensor.dim() < 2) or tensor.numel() < self.min_coded_numel
 
 
-def _design_for(n, c, accumulation="buffer"):
+def _design_for(n, c, accumulation="buffer", dtype="float32"):
     """The catalogue's best design for the arithmetic the hook will run (the error model's name
-    for the accumulation), or an eps design tuned for it when the catalogue has none for (n, c)."""
-    from . import _cerar
+    for the accumulation on `dtype` gradients), or an eps design tuned for it when the catalogue
+    has none for (n, c) and the build has the toolkit."""
     from .designs import make_design, pick_design
-    arithmetic = ARITHMETIC[accumulation]
+    arithmetic = (ARITHMETIC[accumulation] if dtype == "float32"
+                  else _cerar._model_arithmetic("f64", accumulation))
     try:
         return pick_design(n, c, arithmetic)
     except _cerar.InvalidArgument:
+        if not _cerar._with_toolkit:
+            raise  # pick_design's reason, not make_design's "needs the toolkit"
         return make_design(n, c, arithmetic)
 
 
@@ -186,14 +197,20 @@ def _rows(tensor):
 
 def _row_scales(comm, tensors):
     """Per tensor, a column of its rows' scales - the RMS of the row's elements over all ranks -
-    identical on every rank: one exact all-reduce of every row's sum of squares (float32). A
-    row that is zero on every rank gets scale 1."""
-    rows = [_rows(t) for t in tensors]
-    sums = torch.cat([r.double().pow(2).sum(dim=1) for r in rows]).float()
+    identical on every rank: one exact all-reduce of every row's sum of squares, in float64 (in
+    float32 a row with |g| above about 1e19 overflowed to inf, and its elements came back NaN).
+    A row that is zero on every rank gets scale 1. Tensors without elements are left out: the
+    caller skips them (their scale is None)."""
+    rows = [_rows(t) if t.numel() else None for t in tensors]
+    sums = torch.cat([r.double().pow(2).sum(dim=1) for r in rows if r is not None]
+                     + [torch.zeros(0, dtype=torch.float64)])
     comm.allreduce(sums, None, average=False)
     scales, offset = [], 0
     for r in rows:
-        part = sums[offset:offset + r.shape[0]].double()
+        if r is None:
+            scales.append(None)
+            continue
+        part = sums[offset:offset + r.shape[0]]
         offset += r.shape[0]
         scale = (part / (comm.size * r.shape[1])).sqrt()
         scale[scale == 0] = 1.0
@@ -278,7 +295,18 @@ def allreduce_bucket(state, buffer, gradients):
     """All-reduces one bucket in place (averaged over ranks) following the state's options.
     `gradients` are the bucket's per-parameter views of `buffer`."""
     comm = state.comm
+    if buffer.device.type != "cpu" or buffer.dtype not in (torch.float32, torch.float64):
+        raise _cerar.InvalidArgument(
+            "DDP hook: a bucket of %s on %s; the CERAR hook supports CPU float32/float64 "
+            "buckets only: keep the DDP model on the CPU in float32 or float64 (for CUDA or "
+            "float16/bfloat16 models, use DDP's default all-reduce)"
+            % (str(buffer.dtype).replace("torch.", ""), buffer.device))
     if not getattr(state, "_options_agreed", False):
+        dtype = "float64" if buffer.dtype == torch.float64 else "float32"
+        if getattr(state, "_chosen_for", None) not in (None, dtype):
+            # `c` chose for float32 gradients; these are float64 (every rank's, the same model).
+            state.design = _design_for(comm.size, state.design.c, state.accumulation, dtype)
+            state._chosen_for = dtype
         _check_options_agree(state)
     if not state._coded_now():
         comm.allreduce(buffer, None, average=True)
@@ -299,14 +327,16 @@ def allreduce_bucket(state, buffer, gradients):
         scales = _row_scales(comm, coded) if state.scale_rows else None
         if scales:
             for g, scale in zip(coded, scales):
-                _rows(g).div_(scale)
+                if scale is not None:
+                    _rows(g).div_(scale)
         if state.layout == "tensor":
             _allreduce_tensor_layout(comm, state.design, coded, state.accumulation)
         else:
             _allreduce_packed(comm, state.design, coded, state.accumulation)
         if scales:
             for g, scale in zip(coded, scales):
-                _rows(g).mul_(scale)
+                if scale is not None:
+                    _rows(g).mul_(scale)
         for g, mask in zip(coded, support):
             if mask is not None:
                 g.masked_fill_(~mask, 0)
@@ -335,7 +365,7 @@ def cerar_hook(state, bucket):
         future = future.then(fail)
     if bucket.is_last() and state.comm is not None:
         state.iter += 1
-        # Objects of bucket sizes this step did not use (iteration 0's whole-model bucket after
-        # DDP rebuilt its buckets) are freed here.
+        # Objects of bucket sizes two steps in a row did not use (iteration 0's whole-model
+        # bucket after DDP rebuilt its buckets) are freed here.
         state.comm.end_step()
     return future

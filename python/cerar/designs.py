@@ -127,7 +127,11 @@ _summaries = {}  # path -> (mtime, summary): catalogue files are large (N = 32 o
 
 
 def _summary(path):
-    mtime = os.path.getmtime(path)
+    try:
+        mtime = os.path.getmtime(path)  # a dangling symlink raised a bare FileNotFoundError here
+    except OSError as e:
+        raise _cerar.DesignError("catalogue file %s: cannot read it (%s: %s); fix or remove it"
+                                 % (path, type(e).__name__, e)) from None
     cached = _summaries.get(path)
     if cached and cached[0] == mtime:
         return cached[1]
@@ -197,7 +201,12 @@ def pick_design(N, c, dtype="float32"):
 
     figures = [predicted(e) for e in entries]
     if all(f == float("inf") for f in figures):  # no toolkit and no file with the figure
-        figures = [e["predicted_error"].get("float32", float("inf")) for e in entries]
+        # It ranked them by their float32 figure, or took the first file, without a word.
+        raise _cerar.InvalidArgument(
+            "no catalogue design for N = %d, c = %d has a predicted %s error (%s), and this "
+            "build has no toolkit to evaluate one (CERAR_BUILD_DESIGN=OFF): pick for another "
+            "arithmetic, load_design a file, or build with the toolkit"
+            % (N, c, key, ", ".join(os.path.basename(e["path"]) for e in entries)))
     return load_design(entries[figures.index(min(figures))]["path"])
 
 

@@ -16,7 +16,10 @@ sketch), then of each rank's distance from it, in its own slot. Per tensor this 
         coordinates of a bucket add their (small) drift with random signs.
 Tensors with at most K elements get one bucket per coordinate and are measured exactly. Both
 figures take the largest over ranks i. Cost: (T K + 2 N T) float64 through the exact ring for T
-tensors, against the model's P elements per step.
+tensors, against the model's P elements per step. Memory: the hash and sign are drawn once (the
+same values on every rank, from a fixed seed) and kept as 1 byte each per parameter element (K <=
+256; 2 bytes of hash up to K = 32768); a probe works through each tensor in chunks of _CHUNK
+elements, so its scratch is about 25 bytes x _CHUNK plus 8 bytes x the largest tensor (its RMS).
 
 Control. `resync()` replaces every rank's parameters - and the optimiser's per-parameter state
 (Adam's moments, SGD's momentum) - by their exact average over ranks. DriftControl calls it every
@@ -27,11 +30,15 @@ Control. `resync()` replaces every rank's parameters - and the optimiser's per-p
 difference between any two ranks' parameters, by torch.distributed all-reduce (MAX and MIN) on the
 job's process group. It costs two full all-reduces and is not part of the method.
 """
+import math
+
 import torch
 
+from . import _cerar
 from ._args import number, whole
 
 _MAX_BUCKETS = 64
+_CHUNK = 1 << 20  # elements sketched at a time (the probe's scratch is about 25 B per element)
 
 
 class DriftEstimate:
@@ -65,10 +72,32 @@ class DriftEstimate:
             self.rms, self.peak, self.worst_relative, self.worst_tensor)
 
 
-def _named_parameters(module_or_params):
+def _named_parameters(module_or_params, what="parameters"):
+    """[(name, tensor)] of a module (its trainable parameters), or of an iterable of tensors
+    (named param0, param1, ...) or of (name, tensor) pairs such as named_parameters() gives.
+    Enumerates the iterable once: keep the list, since an iterator (model.parameters()) is empty
+    the second time. An empty result raises ValueError naming `what`."""
     if hasattr(module_or_params, "named_parameters"):
-        return [(n, p) for n, p in module_or_params.named_parameters() if p.requires_grad]
-    return [("param%d" % k, p) for k, p in enumerate(module_or_params)]
+        named = [(n, p) for n, p in module_or_params.named_parameters() if p.requires_grad]
+        if not named:
+            raise ValueError("%s: the module has no trainable parameters" % what)
+        return named
+    named = [tuple(x) if isinstance(x, tuple) else ("param%d" % k, x)
+             for k, x in enumerate(module_or_params)]
+    if not named:
+        raise ValueError("%s: no parameters (%r is empty%s)" % (
+            what, module_or_params, "; an iterator such as model.parameters() is empty once "
+            "consumed: pass the module or a list" if iter(module_or_params) is module_or_params
+            else ""))
+    return named
+
+
+def _index_dtype(buckets):
+    """The smallest integer dtype that holds bucket numbers 0 ... buckets - 1."""
+    for dtype, top in ((torch.uint8, 1 << 8), (torch.int16, 1 << 15), (torch.int32, 1 << 31)):
+        if buckets <= top:
+            return dtype
+    return torch.int64
 
 
 class DriftProbe:
@@ -78,18 +107,21 @@ class DriftProbe:
         if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
             raise ValueError("DriftProbe: buckets = %r, expected an integer >= 1" % (buckets,))
         self.comm = comm
-        self.named = _named_parameters(parameters)
+        self.named = _named_parameters(parameters, "DriftProbe")
         gen = torch.Generator().manual_seed(seed)
+        # The same draws as ever (int64 hash, sign from a second draw, tensor by tensor), kept
+        # in 1-byte types: the sketch values are bitwise those of the float64/int64 version.
+        index = _index_dtype(buckets)
         self._hash, self._sign, self._k = [], [], []
         for _, p in self.named:
             n = p.numel()
             if n <= buckets:  # exact: one bucket per coordinate
-                h = torch.arange(n)
-                s = torch.ones(n, dtype=torch.float64)
+                h = torch.arange(n).to(index)
+                s = torch.ones(n, dtype=torch.int8)
                 k = n
             else:
-                h = torch.randint(0, buckets, (n,), generator=gen)
-                s = torch.randint(0, 2, (n,), generator=gen).to(torch.float64) * 2 - 1
+                h = torch.randint(0, buckets, (n,), generator=gen).to(index)
+                s = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(torch.int8)
                 k = buckets
             self._hash.append(h)
             self._sign.append(s)
@@ -104,7 +136,12 @@ class DriftProbe:
         with torch.no_grad():
             for t, (_, p) in enumerate(self.named):
                 part = sketch[self._offsets[t]:self._offsets[t + 1]]
-                part.index_add_(0, self._hash[t], p.detach().reshape(-1).double() * self._sign[t])
+                flat, h, s = p.detach().reshape(-1), self._hash[t], self._sign[t]
+                # In order, chunk by chunk: every bucket adds its elements in the same order as
+                # one index_add_ over the whole tensor would.
+                for a in range(0, flat.numel(), _CHUNK):
+                    b = a + _CHUNK
+                    part.index_add_(0, h[a:b].long(), flat[a:b].double() * s[a:b])
         mean = sketch.clone()
         comm.allreduce(mean, None, average=True)
         dev = sketch - mean
@@ -149,11 +186,15 @@ def _state_tensors(optimizer, parameters):
 def resync(comm, parameters, optimizer=None, names=None):
     """Replaces parameters (and the optimiser's per-parameter state) by their exact average over
     ranks, through the exact ring on `comm`; only the parameters called `names` if given (every
-    rank must pass the same). Collective. Returns the elements all-reduced."""
-    params = [p for n, p in _named_parameters(parameters) if names is None or n in names]
+    rank must pass the same). `parameters`: a module, or tensors or (name, tensor) pairs (an
+    iterator is enumerated once). Collective. Returns the elements all-reduced. No parameters,
+    or names that match none, raise ValueError before any communication."""
+    named = _named_parameters(parameters, "resync")
+    params = [p for n, p in named if names is None or n in names]
+    if not params:
+        raise ValueError("resync: none of the names %s is a parameter's (they are %s)"
+                         % (sorted(names), [n for n, _ in named]))
     tensors = [p.data for p in params] + _state_tensors(optimizer, params)
-    if not tensors:
-        return 0
     by_dtype = {}
     for t in tensors:
         by_dtype.setdefault(t.dtype, []).append(t)
@@ -171,13 +212,26 @@ def resync(comm, parameters, optimizer=None, names=None):
     return total
 
 
+def _check_finite(estimate, step):
+    """Non-finite parameters make the probe's figures NaN or inf, the same on every rank (they
+    went through the exact ring), so every rank raises here, naming the tensors."""
+    bad = [n for n, peak, rms in zip(estimate.names, estimate.peaks, estimate.per_tensor)
+           if not (math.isfinite(peak) and math.isfinite(rms))]
+    if bad:
+        raise _cerar.NumericalError(
+            "drift probe at step %d: parameters are non-finite (NaN or inf) on some rank in %s; "
+            "training has diverged (look at the loss and the learning rate); drift cannot be "
+            "measured or bounded" % (step, ", ".join(bad)))
+
+
 class DriftControl:
     """Bounds replica drift: probes it and re-synchronises the replicas before it passes a
     threshold. Call after_step() after each optimizer.step().
 
     resync_every   re-synchronise every K steps regardless (None: never)
     resync_above   tau: re-synchronise when the probe's peak (estimated max |p_i - mean p|) is above
-                   tau, or would be at the next step at the growth rate seen so far
+                   tau, or would be at the next step at the growth rate seen so far (inf: probe
+                   only, never re-synchronise on the probe)
     probe_every    the longest gap between probes; the gap adapts below it (see below)
     start_after    steps to skip before the first probe: the hook's exact warm-up, during which the
                    replicas cannot drift (the gap starts at 1 when the coded path starts)
@@ -190,7 +244,11 @@ class DriftControl:
     of it came in the last step (drift rises in jumps: a coordinate on which the ranks start to
     disagree moves apart by about lr per step), or 0.9 g if that is larger, so a quiet interval
     forgets a fast one slowly. A re-sync zeroes the drift of the tensors it re-synchronises and
-    keeps g. `history` keeps (step, DriftEstimate, resynced) per probe."""
+    keeps g. `history` keeps (step, DriftEstimate, resynced) per probe.
+
+    `parameters`: the module, or its parameters (a list, or an iterator such as
+    model.parameters(), enumerated once here). A probe that finds non-finite parameters raises
+    cerar.NumericalError on every rank, naming the tensors."""
 
     def __init__(self, comm, parameters, optimizer=None, *, probe_every=10, resync_every=None,
                  resync_above=None, start_after=0, sync_optimizer_state=True,
@@ -213,13 +271,14 @@ class DriftControl:
         if start_after < 0:
             raise ValueError("start_after = %r, expected >= 0" % (start_after,))
         self.comm = comm
-        self.parameters = parameters
+        # Enumerated once: an iterator (model.parameters()) would be empty at the next re-sync.
+        self.named = _named_parameters(parameters, "DriftControl")
         self.optimizer = optimizer if sync_optimizer_state else None
         self.probe_every = probe_every
         self.resync_every = resync_every
         self.resync_above = resync_above
         self.start_after = start_after
-        self.probe_ = DriftProbe(comm, parameters, buckets) if probe_every else None
+        self.probe_ = DriftProbe(comm, self.named, buckets) if probe_every else None
         self.step = 0
         self.resyncs = 0
         self.probes = 0
@@ -235,19 +294,21 @@ class DriftControl:
         if self.resync_above is None or self.growth <= 0:
             return limit
         room = max(self.resync_above - peak, 0.0) / self.growth
-        return max(1, min(limit, int(room)))
+        if not room < limit:  # inf (resync_above=inf: probe only, or tau / g overflowed)
+            return limit
+        return max(1, int(room))
 
     def _resync(self, estimate=None):
         """All tensors, or with an estimate only those whose peak is above resync_above / 2 (and
         the worst one): drift sits in a few tensors, and with Adam a re-sync costs 3 times their
         size."""
         if estimate is None:
-            resync(self.comm, self.parameters, self.optimizer)
+            resync(self.comm, self.named, self.optimizer)
             self._last_peak = 0.0
         else:
             cut = min(self.resync_above / 2, estimate.peak)  # the worst tensor at least
             names = {n for n, peak in zip(estimate.names, estimate.peaks) if peak >= cut}
-            resync(self.comm, self.parameters, self.optimizer, names)
+            resync(self.comm, self.named, self.optimizer, names)
             self._last_peak = max([peak for peak in estimate.peaks if peak < cut], default=0.0)
 
     def after_step(self):
@@ -259,6 +320,7 @@ class DriftControl:
         if self.probe_ is not None and self.step >= self._next_probe:
             estimate = self.probe_.probe()
             self.probes += 1
+            _check_finite(estimate, self.step)
             peak = estimate.peak
             if not resynced:
                 # As if all of the rise came in the last step: drift rises in jumps.

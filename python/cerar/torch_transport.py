@@ -9,6 +9,8 @@ import datetime
 import torch
 import torch.distributed as dist
 
+from . import _cerar
+
 _TAG = 0x0CEA
 _NO_LIMIT_S = 1e9
 
@@ -23,11 +25,23 @@ class TorchTransport:
     def __init__(self, group=None, timeout_s=60.0):
         if not dist.is_initialized():
             raise RuntimeError("torch.distributed is not initialised (init_process_group or torchrun)")
-        ranks = list(range(dist.get_world_size())) if group is None else \
-            dist.get_process_group_ranks(group)
         # torch keeps timeouts as integer milliseconds: inf (and anything past ~30 years) is
         # "no limit" in practice.
         self.timeout = datetime.timedelta(seconds=min(timeout_s, _NO_LIMIT_S))
+        if group is dist.GroupMember.NON_GROUP_MEMBER:
+            # What new_group gave a rank outside the group: its ranks are unknown here (torch
+            # said "rank -1 of -1" further on). new_group is collective over the job, so take
+            # part - with ranks that leave this one out, which is all a non-member's call
+            # decides - and the members do not wait for it; then refuse.
+            me, world = dist.get_rank(), dist.get_world_size()
+            dist.new_group(ranks=[r for r in range(world) if r != me], backend="gloo",
+                           timeout=self.timeout)
+            raise _cerar.InvalidArgument(
+                "torch communicator: this rank (global rank %d of %d) is not a member of the "
+                "group; every rank of the job calls torch_communicator(group) (it creates a "
+                "process group), and on the group's other ranks it raises this" % (me, world))
+        ranks = list(range(dist.get_world_size())) if group is None else \
+            dist.get_process_group_ranks(group)
         # new_group is collective over the world: every rank of the job must call this.
         self.group = dist.new_group(ranks=ranks, backend="gloo", timeout=self.timeout)
         self.rank = dist.get_rank(self.group)

@@ -54,6 +54,7 @@ Communicator::Entry& Communicator::Lookup(std::size_t count, DType dtype, const 
   options.segment_bytes = segment_bytes_;
   options.accumulation = accumulation;
   Entry entry;
+  entry.serial = ++builds_;
   if (design) {
     entry.backend = CreateCpuBackend();
     entry.coded =
@@ -86,7 +87,7 @@ void Communicator::AllReduce(void* buffer, std::size_t count, DType dtype, const
     else
       entry.ring->Run(buffer);
   } catch (const TransportError& e) {
-    failure_ = e.what();
+    SetFailure(e.what());
     throw;
   }
 }
@@ -98,20 +99,31 @@ void Communicator::CheckAgreement(const std::string& what, std::uint64_t value) 
   try {
     transport_->CheckAgreement(what, value);
   } catch (const TransportError& e) {
-    failure_ = e.what();
+    SetFailure(e.what());
     throw;
   }
+}
+
+void Communicator::SetFailure(const std::string& what) {
+  std::lock_guard<std::mutex> lock(failure_mutex_);
+  failure_ = what;
+}
+
+std::string Communicator::failure() const {
+  std::lock_guard<std::mutex> lock(failure_mutex_);
+  return failure_;
 }
 
 void Communicator::EndStep() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = cache_.begin(); it != cache_.end();) {
-    if (!it->second.used) {
+    Entry& entry = it->second;
+    entry.idle = entry.used ? 0 : entry.idle + 1;
+    entry.used = false;
+    if (entry.idle >= kEvictAfter)
       it = cache_.erase(it);
-    } else {
-      it->second.used = false;
+    else
       ++it;
-    }
   }
 }
 
@@ -126,6 +138,7 @@ std::vector<CacheEntryInfo> Communicator::CacheInfo() const {
     info.accumulation = ToString(Accumulation(std::get<4>(key)));
     info.workspace_bytes =
         entry.coded ? entry.coded->workspace_bytes() : entry.ring->workspace_bytes();
+    info.serial = entry.serial;
     out.push_back(info);
   }
   return out;

@@ -5,8 +5,10 @@
 // Caching. A CodedAllReduce costs a collective agreement check and (1 + N/c) d elements of
 // workspace to build, so the DDP hook keeps one per bucket size. Bucket sizes change once: DDP's
 // iteration 0 puts the whole model in one bucket, and buckets are rebuilt after it. EndStep()
-// therefore evicts every object not used since the previous EndStep(): the iteration-0 object
-// (1.5-2x the model's size) is gone after iteration 1.
+// therefore evicts an object once kEvictAfter EndStep() calls in a row found it unused: the
+// iteration-0 object (1.5-2x the model's size) is gone after iteration 2. Not after the first
+// unused call: every hook state on the communicator calls EndStep() after its own step, so with
+// two hooked models (a GAN's two networks) each would evict the other's objects every step.
 //
 // Failures. Every error is a C++ exception (the extension turns them into Python exceptions);
 // nothing calls MPI_Abort. After a TransportError the transport may have exchanges in flight and
@@ -35,6 +37,7 @@ struct CacheEntryInfo {
   std::string algorithm;       // "coded" | "ring"
   std::string accumulation;    // the coded object's (ToString(Accumulation)); "buffer" for ring
   std::size_t workspace_bytes = 0;
+  std::uint64_t serial = 0;    // the communicator's count of objects built, when this one was
 };
 
 class Communicator {
@@ -63,15 +66,18 @@ class Communicator {
   // `what` names the value in the message.
   void CheckAgreement(const std::string& what, std::uint64_t value);
 
-  // Evicts the cached objects not used since the previous call (see above). Local.
+  // Evicts the cached objects that kEvictAfter calls in a row found unused (see above). Local.
   void EndStep();
+  static constexpr int kEvictAfter = 2;
   std::vector<CacheEntryInfo> CacheInfo() const;
   std::size_t CacheBytes() const;
 
   std::uint64_t bytes_sent() const { return transport_->bytes_sent(); }
   void ResetCounters() { transport_->ResetCounters(); }
-  // The first TransportError, or "" while the communicator is usable.
-  const std::string& failure() const { return failure_; }
+  // The first TransportError, or "" while the communicator is usable. A copy, under its own
+  // lock: another thread's failing all-reduce may be setting it (mutex_ is held for a whole
+  // collective, which a caller holding the GIL must not wait for).
+  std::string failure() const;
 
  private:
   struct Entry {
@@ -79,6 +85,8 @@ class Communicator {
     std::unique_ptr<CodedAllReduce> coded;
     std::unique_ptr<RingAllReduce> ring;
     bool used = false;
+    int idle = 0;              // EndStep() calls in a row that found it unused
+    std::uint64_t serial = 0;  // see CacheEntryInfo::serial
   };
   // (count, dtype, op, design fingerprint; 0 = exact ring, accumulation)
   using Key = std::tuple<std::size_t, int, int, std::uint64_t, int>;
@@ -89,8 +97,11 @@ class Communicator {
   std::size_t segment_bytes_;
   bool check_every_call_;
   std::map<Key, Entry> cache_;
-  std::string failure_;
+  std::uint64_t builds_ = 0;
+  std::string failure_;       // written under mutex_ and failure_mutex_
   mutable std::mutex mutex_;  // one collective at a time
+  mutable std::mutex failure_mutex_;
+  void SetFailure(const std::string& what);
 };
 
 }  // namespace cerar::python

@@ -197,6 +197,7 @@ void BindCommunicator(py::module_& m) {
       .def_readonly("algorithm", &CacheEntryInfo::algorithm)
       .def_readonly("workspace_bytes", &CacheEntryInfo::workspace_bytes)
       .def_readonly("accumulation", &CacheEntryInfo::accumulation)
+      .def_readonly("serial", &CacheEntryInfo::serial)
       .def("__repr__", [](const CacheEntryInfo& e) {
         const std::string acc = e.accumulation == "buffer" ? "" : " " + e.accumulation;
         return "<" + e.algorithm + " " + e.dtype + acc + " x " + std::to_string(e.count) + ", " +

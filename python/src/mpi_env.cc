@@ -65,6 +65,21 @@ void MpiFinalize() {
 std::unique_ptr<Transport> CreateWorldMpiTransport(double timeout_s,
                                                    std::function<void()> interrupt_check) {
   MpiInit();
+  // MPI initialised by someone else (mpi4py, another library) may run below the level the DDP
+  // hook needs: it calls MPI from backward()'s threads, one at a time.
+  int provided = 0;
+  Check(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (provided < MPI_THREAD_SERIALIZED) {
+    const char* name = provided == MPI_THREAD_SINGLE     ? "MPI_THREAD_SINGLE"
+                       : provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
+                                                         : "unknown";
+    throw TransportError(std::string("MPI was initialised (not by cerar) with thread level ") +
+                         name + " (" + std::to_string(provided) +
+                         "); the MPI communicator needs MPI_THREAD_SERIALIZED or higher: "
+                         "initialise MPI with MPI_Init_thread at that level (mpi4py: "
+                         "mpi4py.rc.thread_level = \"serialized\" before importing MPI), or let "
+                         "cerar initialise it");
+  }
   MpiTransportOptions options;
   options.timeout_s = timeout_s;
   options.interrupt_check = std::move(interrupt_check);

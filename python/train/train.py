@@ -4,7 +4,8 @@ Run by scripts/train; docs/training.md explains the methods and shows the result
 
     mpirun -np 4 python3 python/train/train.py --out DIR [--quick] [options]
       (MASTER_PORT: a free port unless set; --help)
-    torchrun --nproc_per_node 4 python/train/train.py --out DIR --transport torch ...
+    torchrun --nproc_per_node 4 --redirects 1 --tee 1 python/train/train.py --transport torch
+      --out DIR ...   (one command; --redirects/--tee 1: Debian's torchrun, docs/training.md §3)
 
 Writes DIR/runs.csv (one row per evaluation: task, optimizer, method, c, seed, step, val_loss,
 seconds, bytes_sent, max_replica_diff, ...) and DIR/summary.json; plot.py draws the PNG.
