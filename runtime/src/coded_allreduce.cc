@@ -167,6 +167,10 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
   plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
+  // A step is at most one segment long (blocks never exceed their segment).
+  std::size_t max_step = 0;
+  for (const Segment& sg : plan_->segments) max_step = std::max(max_step, sg.cols);
+  backend.Prepare(options.dtype, max_step);  // its working memory now, not inside a run
   workspace_bytes_ = plan_->layout.bytes();
   try {
     if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
