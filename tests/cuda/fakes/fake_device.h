@@ -19,6 +19,8 @@ struct DeviceState {
   int current = 0;                     // the current device (cudaSetDevice)
   ncclResult_t group_end = ncclSuccess, send = ncclSuccess, recv = ncclSuccess;
   ncclResult_t user_rank = ncclSuccess;  // ncclCommUserRank's result
+  ncclResult_t init_result = ncclSuccess;  // ncclCommInitRankConfig's (the state: async_*)
+  int init_blocking = -1;                  // the config.blocking it was given
   ncclResult_t async_error = ncclSuccess;  // what ncclCommGetAsyncError reports ...
   int async_in_progress = 0;               // ... after this many ncclInProgress answers
   cudaError_t event_query = cudaSuccess;   // cudaErrorNotReady: the exchange never completes
