@@ -26,6 +26,7 @@ struct DeviceState {
   cudaError_t event_query = cudaSuccess;   // cudaErrorNotReady: the exchange never completes
   cudaError_t malloc_result = cudaSuccess;
   cudaError_t last_error = cudaSuccess;    // the runtime's pending error (cudaGetLastError)
+  int steps_vector = 0, steps_scalar = 0;  // LaunchStep calls by the kernel path they would take
   int Count(const std::string& name) const;
 };
 
