@@ -29,7 +29,7 @@ std::string Seconds(double seconds) {
 
 // Aborts (never destroys: ncclCommDestroy may wait for peers) and throws `message`.
 [[noreturn]] void AbortAndThrow(ncclComm_t comm, const std::string& message) {
-  CERAR_NCCL_REPORT(ncclCommAbort(comm));
+  CERAR_NCCL_REPORT_TEARDOWN(ncclCommAbort(comm));
   throw TransportError(message + " (the communicator is aborted)");
 }
 
@@ -89,7 +89,7 @@ std::unique_ptr<Transport> BootstrapNcclTransport(int rank, int size, const nccl
       // Borrowed until every rank has agreed, so that a failure aborts it instead.
       transport = std::make_unique<NcclTransport>(comm, stream, /*owns_comm=*/false, options);
     } catch (...) {
-      CERAR_NCCL_REPORT(ncclCommAbort(comm));
+      CERAR_NCCL_REPORT_TEARDOWN(ncclCommAbort(comm));
       throw;
     }
   } catch (...) {
@@ -98,7 +98,7 @@ std::unique_ptr<Transport> BootstrapNcclTransport(int rank, int size, const nccl
   const auto drop = [&] {
     if (!transport) return;
     transport.reset();  // borrowed: frees its buffers, leaves the communicator
-    CERAR_NCCL_REPORT(ncclCommAbort(comm));
+    CERAR_NCCL_REPORT_TEARDOWN(ncclCommAbort(comm));
   };
   int failed_rank = -1;
   try {

@@ -98,11 +98,11 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int, ncclUniqueId, int,
 }
 ncclResult_t ncclCommDestroy(ncclComm_t) {
   Log("CommDestroy");
-  return ncclSuccess;
+  return State().teardown;
 }
 ncclResult_t ncclCommAbort(ncclComm_t) {
   Log("CommAbort");
-  return ncclSuccess;
+  return State().teardown;
 }
 const char* ncclGetErrorString(ncclResult_t result) {
   static char text[32];

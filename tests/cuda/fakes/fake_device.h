@@ -21,6 +21,7 @@ struct DeviceState {
   ncclResult_t user_rank = ncclSuccess;  // ncclCommUserRank's result
   ncclResult_t init_result = ncclSuccess;  // ncclCommInitRankConfig's (the state: async_*)
   int init_blocking = -1;                  // the config.blocking it was given
+  ncclResult_t teardown = ncclSuccess;     // what ncclCommDestroy and ncclCommAbort answer
   ncclResult_t async_error = ncclSuccess;  // what ncclCommGetAsyncError reports ...
   int async_in_progress = 0;               // ... after this many ncclInProgress answers
   cudaError_t event_query = cudaSuccess;   // cudaErrorNotReady: the exchange never completes

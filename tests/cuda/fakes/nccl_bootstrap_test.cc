@@ -101,6 +101,31 @@ TEST_F(NcclBootstrapFake, ACompletedInitialisationGivesATransportThatOwnsTheComm
   EXPECT_EQ(fake::State().Count("CommDestroy"), 1);  // owned
 }
 
+// A nonblocking communicator's teardown may answer ncclInProgress (it goes on inside NCCL): not a
+// failure to print; an error still is.
+TEST_F(NcclBootstrapFake, ATeardownInProgressIsNotReportedAnErrorIs) {
+  for (const ncclResult_t teardown : {ncclInProgress, ncclInternalError}) {
+    fake::Reset();
+    fake::State().rank = 1;
+    fake::State().size = 4;
+    fake::State().teardown = teardown;
+    Agreement agreement;
+    std::unique_ptr<Transport> t;
+    ASSERT_EQ(Bootstrap(agreement, &t), "no throw");
+    ::testing::internal::CaptureStderr();
+    t.reset();
+    agreement.peer_failed = 2;
+    Bootstrap(agreement);  // aborts its communicator
+    const std::string printed = ::testing::internal::GetCapturedStderr();
+    if (teardown == ncclInProgress) {
+      EXPECT_EQ(printed, "");
+    } else {
+      ExpectContains(printed, "cerar: ignored in cleanup: NCCL call ncclCommDestroy(comm_)");
+      ExpectContains(printed, "cerar: ignored in cleanup: NCCL call ncclCommAbort(comm)");
+    }
+  }
+}
+
 // This rank's communicator is ready but a peer's is not: it must not be used (its first exchange
 // would wait out the timeout) and is aborted, not destroyed.
 TEST_F(NcclBootstrapFake, APeersFailureFailsEveryRank) {
