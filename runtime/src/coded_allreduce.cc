@@ -140,7 +140,15 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   CheckMatricesFitBufferType(design, options.dtype, options.accumulation);
   const int c = design.c();
   m_ = (count + c - 1) / c;
-  const std::size_t cols = SegmentColumns(m_, es, options.segment_bytes, options.send_slots);
+  // A device back end's step kernel moves 16-byte vectors only where every pointer it is given
+  // is 16-byte aligned: device rows and send slots are padded to 16 bytes and segments start on
+  // 16-byte columns (but the one at the column where kc drops, which the protocol fixes), so that
+  // they are (docs/cuda.md, "Alignment"). Host back ends keep the unpadded layout.
+  const std::size_t align_bytes =
+      backend.memory_space() == MemorySpace::kDevice ? kDeviceAlignBytes : 1;
+  const std::size_t align_cols = std::max<std::size_t>(1, align_bytes / es);
+  const std::size_t cols =
+      SegmentColumns(m_, es, options.segment_bytes, options.send_slots, align_cols);
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));
   backend.SetAccumulation(options.accumulation);
   static std::atomic<std::uint64_t> engines{0};
@@ -155,7 +163,7 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
       std::to_string(m_ / cols + 1) + " segments of " + std::to_string(cols) + " columns";
   plan_ = std::make_unique<Plan>();
   try {
-    plan_->segments = PlanSegments(count, c, cols);
+    plan_->segments = PlanSegments(count, c, cols, align_cols);
   } catch (const std::bad_alloc&) {
     throw too_large(segments);
   } catch (const std::length_error&) {  // beyond a vector's max_size
@@ -163,10 +171,15 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   }
   plan_->feedback = backend.FeedsBackRounding(options.dtype) && FeedsBackRounding(design.N(), c);
   plan_->layout = MakeWorkspaceLayout(design.N(), c, m_, es, plan_->segments, options.send_slots,
-                                      plan_->feedback, backend.StateElementBytes(options.dtype));
+                                      plan_->feedback, backend.StateElementBytes(options.dtype),
+                                      align_bytes);
   plan_->handles.resize(std::max<std::size_t>(plan_->segments.size(),
                                               std::size_t(plan_->layout.send_slots)));
   plan_->split_arithmetic = backend.memory_space() != MemorySpace::kDevice;
+  // A step is at most one segment long (blocks never exceed their segment).
+  std::size_t max_step = 0;
+  for (const Segment& sg : plan_->segments) max_step = std::max(max_step, sg.cols);
+  backend.Prepare(options.dtype, max_step);  // its working memory now, not inside a run
   workspace_bytes_ = plan_->layout.bytes();
   try {
     if (workspace_bytes_) workspace_ = backend.Allocate(workspace_bytes_);
@@ -249,7 +262,8 @@ void CodedAllReduce::Run(void* buffer) {
       const std::size_t i = std::size_t(t) * S + s;  // exchange index of this step
       if (t == 0)  // e(0) only: the first send waits for one row of the encoder, not L
         blocks(sg, 2 * c_cols, [&](std::size_t col0, std::size_t cols) {
-          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, {0, 1}, row(ws.enc_row(0)), m_);
+          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, {0, 1}, row(ws.enc_row(0)),
+                          ws.stride);
         });
       char* y = nullptr;
       if (a.recv_read >= 0) {
@@ -286,11 +300,13 @@ void CodedAllReduce::Run(void* buffer) {
       if (later_rows.count > 0)
         blocks(sg, 2 * c_cols * std::size_t(later_rows.count),
                [&](std::size_t col0, std::size_t cols) {
-          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, later_rows, row(ws.enc_row(0)), m_);
+          backend_.Encode(dt, buffer, m_, col0, cols, sg.kc, later_rows, row(ws.enc_row(0)),
+                          ws.stride);
         });
       if (t == L)  // all c observations of this segment are in rows 0 … c-1
         blocks(sg, 2 * c_cols * c_cols, [&](std::size_t col0, std::size_t cols) {
-          backend_.Decode(dt, row(ws.obs_row(0)), m_, buffer, m_, col0, cols, sg.kc, scale);
+          backend_.Decode(dt, row(ws.obs_row(0)), ws.stride, buffer, m_, col0, cols, sg.kc,
+                          scale);
         });
     }
   }

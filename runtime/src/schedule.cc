@@ -83,7 +83,8 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c) {
 
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
                                     const std::vector<Segment>& segments, int max_slots,
-                                    bool feedback, std::size_t row_elem_bytes) {
+                                    bool feedback, std::size_t row_elem_bytes,
+                                    std::size_t align_bytes) {
   if (max_slots < 1)
     throw InvalidArgument("workspace: " + std::to_string(max_slots) +
                           " send slots, expected >= 1");
@@ -92,8 +93,18 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
     throw InvalidArgument("workspace: rows of " + std::to_string(row_elem_bytes) +
                           " bytes per element cannot hold packets of " +
                           std::to_string(elem_bytes) + " bytes per element");
+  if (align_bytes == 0 || (align_bytes & (align_bytes - 1)) != 0 ||
+      (align_bytes > 1 && (align_bytes % elem_bytes != 0 || align_bytes % row_elem_bytes != 0)))
+    throw InvalidArgument("workspace: alignment " + std::to_string(align_bytes) +
+                          " bytes, expected a power of two that elements of " +
+                          std::to_string(elem_bytes) + " and " + std::to_string(row_elem_bytes) +
+                          " bytes divide");
   WorkspaceLayout w = MakeWorkspaceLayout(N, c);
   w.m = m;
+  // Rows of m elements rounded up to whole alignment units (a unit is align / row_elem_bytes
+  // elements); m itself is the protocol's and does not change.
+  const std::size_t unit = std::max<std::size_t>(1, align_bytes / row_elem_bytes);
+  w.stride = detail::CheckedAdd(m, (unit - m % unit) % unit, "workspace: row stride");
   w.elem_bytes = elem_bytes;
   w.row_elem_bytes = row_elem_bytes;
   w.feedback_rows = feedback ? N : 0;
@@ -106,11 +117,13 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
     max_cols = std::max(max_cols, s.cols);
   }
   w.send_slots = static_cast<int>(std::min<std::size_t>(std::size_t(max_slots), segments.size()));
-  w.slot_bytes = detail::CheckedMul(max_cols, elem_bytes, "workspace: segment size");
-  // bytes() = (L + 2 + feedback_rows)·m·row_elem_bytes + send_slots·slot_bytes must fit, or
-  // every offset wraps.
+  const std::size_t slot = detail::CheckedMul(max_cols, elem_bytes, "workspace: segment size");
+  w.slot_bytes = detail::CheckedAdd(slot, (align_bytes - slot % align_bytes) % align_bytes,
+                                    "workspace: segment size");
+  // bytes() = (L + 2 + feedback_rows)·stride·row_elem_bytes + send_slots·slot_bytes must fit,
+  // or every offset wraps.
   const std::size_t rows = detail::CheckedMul(
-      detail::CheckedMul(std::size_t(w.rows() + w.feedback_rows), m, "workspace: rows"),
+      detail::CheckedMul(std::size_t(w.rows() + w.feedback_rows), w.stride, "workspace: rows"),
       row_elem_bytes,
       "workspace: rows");
   detail::CheckedAdd(rows, detail::CheckedMul(std::size_t(w.send_slots), w.slot_bytes,
@@ -120,7 +133,7 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t ele
 }
 
 std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t segment_bytes,
-                           int slots) {
+                           int slots, std::size_t align_cols) {
   if (elem_bytes == 0 || segment_bytes < elem_bytes)
     throw InvalidArgument("segments: segment size " + std::to_string(segment_bytes) +
                           " bytes is smaller than one element (" + std::to_string(elem_bytes) +
@@ -130,10 +143,17 @@ std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t se
   const std::size_t max_cols = segment_bytes / elem_bytes;
   const std::size_t per_slot = (m + std::size_t(slots) - 1) / std::size_t(slots);
   const std::size_t floor_cols = std::max<std::size_t>(1, kMinSegmentBytes / elem_bytes);
-  return std::max<std::size_t>(1, std::min(max_cols, std::max(floor_cols, per_slot)));
+  const std::size_t cols =
+      std::max<std::size_t>(1, std::min(max_cols, std::max(floor_cols, per_slot)));
+  if (align_cols <= 1 || cols % align_cols == 0) return cols;
+  const std::size_t up = cols + (align_cols - cols % align_cols);
+  if (up <= max_cols) return up;
+  const std::size_t down = cols - cols % align_cols;
+  return down > 0 ? down : cols;
 }
 
-std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols) {
+std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols,
+                                  std::size_t align_cols) {
   if (c < 1) throw InvalidArgument("segments: c = " + std::to_string(c) + ", expected c >= 1");
   if (max_cols == 0) throw InvalidArgument("segments: segment size 0, expected >= 1 column");
   std::vector<Segment> out;
@@ -145,10 +165,16 @@ std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols
   // Sized first: a count too large for memory fails here at once with bad_alloc, where growing
   // the vector took a minute and gigabytes before failing (the workspace is allocated after).
   const auto pieces = [&](std::size_t cols) { return cols / max_cols + (cols % max_cols != 0); };
-  out.reserve(pieces(r) + pieces(m - r));
+  out.reserve(pieces(r) + pieces(m - r) + 1);  // + 1: the aligning cut after column r
   auto cut = [&](std::size_t from, std::size_t to, int kc) {
-    for (std::size_t col = from; col < to; col += max_cols)
-      out.push_back({col, std::min(max_cols, to - col), kc});
+    for (std::size_t col = from; col < to;) {
+      std::size_t end = std::min(to, col + max_cols);
+      // A segment starting off the grid ends on it, if that leaves it any columns.
+      if (align_cols > 1 && end < to && end % align_cols != 0 && end - end % align_cols > col)
+        end -= end % align_cols;
+      out.push_back({col, end - col, kc});
+      col = end;
+    }
   };
   cut(0, r, static_cast<int>(q + 1));
   cut(r, m, static_cast<int>(q));

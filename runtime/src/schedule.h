@@ -51,7 +51,11 @@ struct Segment {
 };
 // Cuts [0, m) with m = ceil(count / c) into segments of at most max_cols columns, never
 // straddling the column where the number of data components drops. Empty for count = 0.
-std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols);
+// align_cols > 1 (a device back end's vector width in columns; max_cols a multiple of it): after
+// that column, which the protocol fixes, the first segment ends on a multiple of align_cols, so
+// every later one starts on one too (segments before it start on multiples of max_cols).
+std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols,
+                                  std::size_t align_cols = 1);
 
 // The segment width (columns) of the engine for rows of m elements of elem_bytes:
 //   min(segment_bytes, max(kMinSegmentBytes, ceil(m / slots) elements)) / elem_bytes, >= 1.
@@ -61,8 +65,13 @@ std::vector<Segment> PlanSegments(std::size_t count, int c, std::size_t max_cols
 // kMinSegmentBytes (unless segment_bytes is smaller), where per-message costs (Open MPI's
 // rendezvous handshake above its 64 KiB eager limit, one more Wait) outweigh a deeper pipeline.
 inline constexpr std::size_t kMinSegmentBytes = std::size_t{64} << 10;
+// The alignment of a device back end's workspace rows, send slots and segment starts: the CUDA
+// step kernel's vector width (kernels.cu).
+inline constexpr std::size_t kDeviceAlignBytes = 16;
+// With align_cols > 1 the width is rounded up to a multiple of it where segment_bytes allows,
+// else down where that leaves at least one multiple.
 std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t segment_bytes,
-                           int slots);
+                           int slots, std::size_t align_cols = 1);
 
 // Workspace of one rank (derivation in coded_allreduce.cc): L + 2 rows of m elements, then the
 // send slots.
@@ -72,9 +81,10 @@ std::size_t SegmentColumns(std::size_t m, std::size_t elem_bytes, std::size_t se
 //   send slots         : x(t)[s] is written into slot (exchange index) mod send_slots, where
 //                        exchange i = t·S + s (round t, segment s of S); a slot is reused only
 //                        after exchange i - send_slots, its previous user, has been waited for
-// so observation r always sits in row r (the decoder reads c rows with stride m), and the whole
-// workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
-// send_slots·segment_bytes bytes.
+// so observation r always sits in row r (the decoder reads c rows with the row stride), and the
+// whole workspace is (L + 2)·m + send_slots·max_cols elements: (1 + N/c)·d elements plus at most
+// send_slots·segment_bytes bytes (with a device back end's padding, up to 15 bytes more per row
+// and per slot: MakeWorkspaceLayout's align_bytes).
 //   feedback rows      : only when the back end feeds the packets' rounding back
 //                        (ComputeBackend::FeedsBackRounding): the feedback of the diagonal that
 //                        x(t) starts, written at round t and read at round t+N, in row
@@ -92,6 +102,9 @@ struct WorkspaceLayout {
   int send_slots = 0;          // min(max_slots, S); 0 when there are no segments
   std::size_t slot_bytes = 0;  // bytes of the largest segment (max_cols · elem_bytes)
   int feedback_rows = 0;       // N when the packets' rounding is fed back, else 0
+  // Elements from one row to the next: m, or m rounded up so that rows start on align_bytes
+  // (MakeWorkspaceLayout); the columns in [m, stride) are never read or written.
+  std::size_t stride = 0;
 
   int rows() const { return L + 2; }
   int enc_row(int t) const { return 2 + t; }    // e(t)
@@ -99,7 +112,7 @@ struct WorkspaceLayout {
   int recv_row(int t) const;                    // y(t), t in [0, L)
   int send_slot(std::size_t exchange) const;    // exchange mod send_slots
   int feedback_row(int t) const;                // rounds t in [0, L]: L + 2 + t mod N
-  std::size_t row_offset(int r) const { return std::size_t(r) * m * row_elem_bytes; }
+  std::size_t row_offset(int r) const { return std::size_t(r) * stride * row_elem_bytes; }
   // Where y(t)[s] is received in row r: the segment's span starts at col0·row_elem_bytes; y
   // takes its last cols·elem_bytes bytes (the whole span when rows hold packets' elements).
   std::size_t recv_offset(int r, const Segment& s) const {
@@ -108,7 +121,7 @@ struct WorkspaceLayout {
   std::size_t slot_offset(int k) const {
     return row_offset(rows() + feedback_rows) + std::size_t(k) * slot_bytes;
   }
-  // (L + 2 + feedback_rows)·m·row_elem_bytes + send_slots·slot_bytes.
+  // (L + 2 + feedback_rows)·stride·row_elem_bytes + send_slots·slot_bytes.
   std::size_t bytes() const { return slot_offset(send_slots); }
 };
 // Rows only (m = 0, no send slots): the row schedule, independent of the vector length.
@@ -116,9 +129,14 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c);
 // The full layout for vectors of m elements of elem_bytes cut into `segments` (PlanSegments),
 // with min(max_slots, segments) send slots; max_slots >= 1 (InvalidArgument otherwise); with
 // `feedback`, N feedback rows; rows of row_elem_bytes per element (0: elem_bytes; otherwise
-// >= elem_bytes, InvalidArgument otherwise).
+// >= elem_bytes, InvalidArgument otherwise). align_bytes (1, or a power of two that
+// row_elem_bytes and elem_bytes divide) pads each row and each send slot to a multiple of it, so
+// that with segments starting on multiples of align_bytes / elem_bytes columns (PlanSegments'
+// align_cols) every pointer of a step is aligned to it: the CUDA step kernel moves 16-byte
+// vectors only when all of them are.
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
                                     const std::vector<Segment>& segments, int max_slots,
-                                    bool feedback = false, std::size_t row_elem_bytes = 0);
+                                    bool feedback = false, std::size_t row_elem_bytes = 0,
+                                    std::size_t align_bytes = 1);
 
 }  // namespace cerar

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "cerar/format/design.h"
 #include "cerar/errors.h"
@@ -327,6 +328,53 @@ TEST(Segments, WidthFollowsTheWindow) {
   EXPECT_EQ(SegmentColumns(0, 4, MiB, 8), floor4);
   EXPECT_THROW(SegmentColumns(100, 8, 4, 3), InvalidArgument);   // below one element
   EXPECT_THROW(SegmentColumns(100, 4, MiB, 0), InvalidArgument);  // no slot
+}
+
+// A device back end's layout (kDeviceAlignBytes): rows and send slots padded to 16 bytes, the
+// segment width a multiple of 16 bytes, and every segment after the column where kc drops
+// starting on a multiple too; the cover of [0, m), the kc per column and the bound on the
+// segment width are those of the unaligned plan.
+TEST(Segments, DeviceAlignment) {
+  EXPECT_EQ(SegmentColumns(512 * 1024, 4, std::size_t{1} << 20, 3, 4), (512u * 1024 + 2) / 3 + 1);
+  EXPECT_EQ(SegmentColumns(1000, 4, 4, 8, 4), 1u);    // no multiple fits: unchanged
+  EXPECT_EQ(SegmentColumns(1000, 4, 24, 8, 4), 4u);   // 6 columns: down to 4
+  for (const int c : {1, 3, 7})
+    for (const std::size_t count : {std::size_t(1), std::size_t(13), std::size_t(13003),
+                                    std::size_t(20011)})
+      for (const std::size_t es : {std::size_t(2), std::size_t(4), std::size_t(8)}) {
+        const std::size_t m = (count + c - 1) / c, align = 16 / es;
+        const std::size_t width = SegmentColumns(m, es, 4096, kDefaultSendSlots, align);
+        const auto plain = PlanSegments(count, c, width);
+        const auto segs = PlanSegments(count, c, width, align);
+        EXPECT_LE(segs.size(), plain.size() + 1);
+        std::vector<int> kc_plain(m), kc(m);
+        for (const Segment& s : plain)
+          for (std::size_t col = s.col0; col < s.col0 + s.cols; ++col) kc_plain[col] = s.kc;
+        std::size_t next = 0, off_grid = 0;
+        for (const Segment& s : segs) {
+          ASSERT_EQ(s.col0, next);
+          ASSERT_GE(s.cols, 1u);
+          ASSERT_LE(s.cols, width);
+          off_grid += s.col0 % align != 0;
+          for (std::size_t col = s.col0; col < s.col0 + s.cols; ++col) kc[col] = s.kc;
+          next += s.cols;
+        }
+        EXPECT_EQ(next, m);
+        EXPECT_EQ(kc, kc_plain) << "c " << c << ", count " << count;
+        EXPECT_LE(off_grid, 1u) << "only the segment at the kc drop may start off the grid";
+        for (const std::size_t row_es : {es, std::size_t(8)}) {
+          const WorkspaceLayout w =
+              MakeWorkspaceLayout(3, c, m, es, segs, kDefaultSendSlots, false, row_es, 16);
+          EXPECT_GE(w.stride, m);
+          EXPECT_LT((w.stride - m) * row_es, 16u);
+          EXPECT_EQ(w.row_offset(1) % 16, 0u);
+          EXPECT_EQ(w.slot_offset(0) % 16, 0u);
+          EXPECT_EQ(w.slot_bytes % 16, 0u);
+        }
+      }
+  EXPECT_THROW(MakeWorkspaceLayout(3, 2, 10, 4, {{0, 10, 2}}, 8, false, 4, 12), InvalidArgument);
+  EXPECT_THROW(MakeWorkspaceLayout(3, 2, 10, 4, {{0, 10, 2}}, 8, false, 8, 4), InvalidArgument);
+  EXPECT_EQ(MakeWorkspaceLayout(3, 2, 10, 4, {{0, 10, 2}}, 8).stride, 10u);  // host: unpadded
 }
 
 // The workspace table of docs/runtime.md: N = 8, c = 16, 10^6 float32 (m = 62 500 columns),

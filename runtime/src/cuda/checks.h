@@ -102,3 +102,15 @@ void CheckLaunch(const char* kernel, const char* file, int line);
                                        static_cast<int>(cerar_status_),                    \
                                        ncclGetErrorString(cerar_status_));                 \
   } while (0)
+
+// ncclCommDestroy and ncclCommAbort: on a nonblocking communicator (the MPI bootstrap's) they
+// may answer ncclInProgress, the teardown going on inside NCCL; the handle is gone either way,
+// so that is not a failure to report.
+#define CERAR_NCCL_REPORT_TEARDOWN(call)                                                   \
+  do {                                                                                     \
+    const ncclResult_t cerar_status_ = (call);                                             \
+    if (cerar_status_ != ncclSuccess && cerar_status_ != ncclInProgress)                   \
+      ::cerar::cuda::ReportDeviceError("NCCL", #call, __FILE__, __LINE__,                  \
+                                       static_cast<int>(cerar_status_),                    \
+                                       ncclGetErrorString(cerar_status_));                 \
+  } while (0)

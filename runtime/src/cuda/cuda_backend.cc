@@ -233,6 +233,13 @@ class CudaBackend final : public ComputeBackend {
     CERAR_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // The engines' preparation: a float64-state step may stage up to max_step_len floats of y.
+  void Prepare(DType dtype, std::size_t max_step_len) override {
+    if (!state64(dtype) || max_step_len == 0) return;
+    DeviceGuard guard(device_);
+    Scratch(max_step_len * sizeof(float));
+  }
+
  private:
   // The wide kernels are for float32 buffers; float64 buffers compute in float64 already.
   bool wide(DType dtype) const { return detail::WideArithmetic(dtype, accumulation_); }
@@ -246,7 +253,8 @@ class CudaBackend final : public ComputeBackend {
   // in place (the CPU does, in ascending order), parallel threads may not, since obs[i] covers
   // y elements 2i - len and 2i - len + 1, which other threads read. Such a y is first copied to
   // scratch memory on the same stream (4 bytes per element more traffic, one segment's worth
-  // of memory, grown once). Same-pointer float rows are elementwise and need no copy.
+  // of memory, allocated by the engine's Prepare; a direct caller's longer step grows it).
+  // Same-pointer float rows are elementwise and need no copy.
   void StepWide(const void* e_now, const void* y_prev, const void* e_back,
                 const void* feedback_in, void* x, void* obs, void* feedback_out,
                 std::size_t len) {

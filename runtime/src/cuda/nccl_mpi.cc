@@ -1,10 +1,12 @@
-// NCCL communicator bootstrap from MPI: rank 0 makes the unique id, MPI_Bcast shares it.
+// NCCL communicator bootstrap from MPI: rank 0 makes the unique id, MPI_Bcast shares it, every
+// rank creates its communicator with a deadline and MPI_Allreduce agrees that all did
+// (nccl_bootstrap.h).
 #include "cerar/runtime/cuda/nccl_mpi.h"
 
 #include <string>
 
 #include "checks.h"
-#include "nccl_transport_impl.h"
+#include "nccl_bootstrap.h"
 
 namespace cerar {
 namespace {
@@ -41,14 +43,17 @@ std::unique_ptr<Transport> CreateNcclTransportFromMpi(MPI_Comm mpi_comm, cudaStr
     throw TransportError("NCCL bootstrap on rank " + std::to_string(rank) + ": rank 0 " +
                          (error.empty() ? std::string("could not create the NCCL id") : error));
   CheckMpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm), "MPI_Bcast(ncclUniqueId)");
-  ncclComm_t comm = nullptr;
-  CERAR_NCCL_CHECK(ncclCommInitRank(&comm, size, id, rank));
-  try {
-    return std::make_unique<cuda::NcclTransport>(comm, stream, /*owns_comm=*/true, options);
-  } catch (...) {
-    CERAR_NCCL_REPORT(ncclCommDestroy(comm));
-    throw;
-  }
+  // The agreement cannot hang where the Bcasts above did not: every rank that got here reaches it
+  // (the part before it is bounded by timeout_s and catches every exception), and a rank that
+  // never got here left the others in MPI_Bcast already. It keeps a rank whose communicator was
+  // built from going on while a peer's was not (its first exchange would wait out the timeout).
+  const cuda::AgreeOnFailure agree = [&](bool failed) {
+    int lowest = failed ? rank : size;
+    CheckMpi(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, mpi_comm),
+             "MPI_Allreduce(failed rank)");
+    return lowest < size ? lowest : -1;
+  };
+  return cuda::BootstrapNcclTransport(rank, size, id, stream, options, agree);
 }
 
 }  // namespace cerar

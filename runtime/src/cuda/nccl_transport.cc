@@ -77,7 +77,7 @@ void NcclTransport::Release() noexcept {
     CERAR_CUDA_REPORT(cudaEventDestroy(check_event_));
     CERAR_CUDA_REPORT(cudaFree(check_device_));
     CERAR_CUDA_REPORT(cudaFreeHost(check_host_));
-    if (owns_comm_) CERAR_NCCL_REPORT(ncclCommDestroy(comm_));
+    if (owns_comm_) CERAR_NCCL_REPORT_TEARDOWN(ncclCommDestroy(comm_));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cerar: ignored in cleanup: NCCL transport: %s\n", e.what());
   }
@@ -244,7 +244,7 @@ void NcclTransport::Abort(const std::string& message) noexcept {
   } catch (...) {
     failure_ = "failed";  // short enough for the small-string buffer
   }
-  CERAR_NCCL_REPORT(ncclCommAbort(comm_));
+  CERAR_NCCL_REPORT_TEARDOWN(ncclCommAbort(comm_));
 }
 
 void NcclTransport::CheckUsable() const {

@@ -35,6 +35,8 @@ class NcclTransport final : public Transport {
   void ResetCounters() override { bytes_sent_ = 0; }
   // ncclCommAbort has stopped the kernels of every exchange still enqueued.
   bool MayStillWrite() const override { return !aborted_; }
+  // The MPI bootstrap hands the communicator over once every rank has one (nccl_bootstrap.h).
+  void set_owns_comm(bool owns) { owns_comm_ = owns; }
 
  private:
   // Polls until the stream reached `event`, against the deadline and the communicator's

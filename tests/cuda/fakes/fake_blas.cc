@@ -2,6 +2,8 @@
 // logic (see fake_device.h): every call is logged; nothing is computed.
 #include <cublas_v2.h>
 
+#include <cstdint>
+
 #include "fake_device.h"
 #include "kernels.h"
 
@@ -48,9 +50,17 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr, int) {
 
 namespace cerar::cuda {
 
-void LaunchStep(DType, const void*, const void*, const void*, void*, void*, std::size_t, int,
-                cudaStream_t) {
+// Counts which of the step kernel's paths a launch would take: the 16-byte vectors when every
+// pointer given is 16-byte aligned (kernels.cu), else scalars.
+void LaunchStep(DType, const void* e_now, const void* y_prev, const void* e_back, void* x,
+                void* obs, std::size_t, int, cudaStream_t) {
   Log("LaunchStep");
+  const auto aligned = [](const void* p) {
+    return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  };
+  const bool vector =
+      aligned(e_now) && aligned(y_prev) && aligned(e_back) && aligned(x) && aligned(obs);
+  ++(vector ? cerar::fake::State().steps_vector : cerar::fake::State().steps_scalar);
 }
 void LaunchConvertFromDouble(DType, const double*, void*, std::size_t, cudaStream_t) {
   Log("LaunchConvert");

@@ -19,11 +19,15 @@ struct DeviceState {
   int current = 0;                     // the current device (cudaSetDevice)
   ncclResult_t group_end = ncclSuccess, send = ncclSuccess, recv = ncclSuccess;
   ncclResult_t user_rank = ncclSuccess;  // ncclCommUserRank's result
+  ncclResult_t init_result = ncclSuccess;  // ncclCommInitRankConfig's (the state: async_*)
+  int init_blocking = -1;                  // the config.blocking it was given
+  ncclResult_t teardown = ncclSuccess;     // what ncclCommDestroy and ncclCommAbort answer
   ncclResult_t async_error = ncclSuccess;  // what ncclCommGetAsyncError reports ...
   int async_in_progress = 0;               // ... after this many ncclInProgress answers
   cudaError_t event_query = cudaSuccess;   // cudaErrorNotReady: the exchange never completes
   cudaError_t malloc_result = cudaSuccess;
   cudaError_t last_error = cudaSuccess;    // the runtime's pending error (cudaGetLastError)
+  int steps_vector = 0, steps_scalar = 0;  // LaunchStep calls by the kernel path they would take
   int Count(const std::string& name) const;
 };
 

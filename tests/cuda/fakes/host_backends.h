@@ -1,7 +1,9 @@
 #pragma once
-// Test-only compute back ends for the engine checks that need no device: the CPU back end behind
-// a wrapper that can fail in Free (as the CUDA back end's cudaFree does after a sticky error) or
-// claim device memory and a stream (as the CUDA back end does).
+// Test-only compute back ends and transports for the engine checks that need no device: the CPU
+// back end behind a wrapper that can fail in Free (as the CUDA back end's cudaFree does after a
+// sticky error) or claim device memory and a stream (as the CUDA back end does); a transport of
+// rank 0 in device memory whose exchanges move nothing.
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "cerar/errors.h"
 #include "cerar/runtime/backend.h"
+#include "cerar/runtime/transport.h"
 
 namespace cerar::test {
 
@@ -64,6 +67,28 @@ class WrappedCpuBackend final : public ComputeBackend {
 
  private:
   std::unique_ptr<ComputeBackend> inner_;
+};
+
+// Rank 0 of `size` in device memory on a given stream; exchanges move nothing (the peers are
+// imaginary); counts the collective checks it is asked for.
+class DeviceTransport final : public Transport {
+ public:
+  explicit DeviceTransport(const void* stream, int size) : stream_(stream), size_(size) {}
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  MemorySpace memory_space() const override { return MemorySpace::kDevice; }
+  const void* device_stream() const override { return stream_; }
+  Handle StartExchange(const void*, void*, std::size_t) override { return ++issued_; }
+  void Wait(Handle) override {}
+  void CheckAgreement(const std::string&, std::uint64_t) override { ++checks; }
+  std::uint64_t bytes_sent() const override { return 0; }
+  void ResetCounters() override {}
+  int checks = 0;
+
+ private:
+  const void* stream_;
+  int size_;
+  Handle issued_ = 0;
 };
 
 }  // namespace cerar::test

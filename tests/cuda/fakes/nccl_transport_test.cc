@@ -12,6 +12,7 @@
 #include "cerar/errors.h"
 #include "cerar/runtime/cuda/nccl_transport.h"
 #include "fake_device.h"
+#include "fake_nccl_test.h"
 #include "nccl_transport_impl.h"
 
 namespace cerar {
@@ -20,26 +21,9 @@ namespace {
 ncclComm_t FakeComm() { return reinterpret_cast<ncclComm_t>(0x100); }
 cudaStream_t FakeStream() { return reinterpret_cast<cudaStream_t>(0x200); }
 
-NcclTransportOptions Quick() {
-  NcclTransportOptions o;
-  o.timeout_s = 0.2;
-  return o;
-}
-
-std::string MessageOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TransportError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a TransportError: ") + e.what();
-  }
-  return "no throw";
-}
-
-void ExpectContains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
+using test::ExpectContains;
+using test::MessageOf;
+using test::Quick;
 
 // Every call after a failure throws, naming the first failure.
 void ExpectUnusable(Transport& t, const std::string& first_failure) {
@@ -53,14 +37,7 @@ void ExpectUnusable(Transport& t, const std::string& first_failure) {
   }
 }
 
-class NcclTransportFake : public ::testing::Test {
- protected:
-  void SetUp() override {
-    fake::Reset();
-    fake::State().rank = 1;
-    fake::State().size = 4;
-  }
-};
+using NcclTransportFake = test::FakeRankOneOfFour;
 
 TEST_F(NcclTransportFake, AStuckExchangeTimesOutAbortsTheCommunicatorAndFailsTheTransport) {
   auto t = std::make_unique<cuda::NcclTransport>(FakeComm(), FakeStream(), /*owns_comm=*/true,
@@ -70,12 +47,7 @@ TEST_F(NcclTransportFake, AStuckExchangeTimesOutAbortsTheCommunicatorAndFailsThe
   const Transport::Handle h = t->StartExchange(buf, buf, sizeof buf);
   t->Wait(h);  // stream-ordered: returns at once
   EXPECT_TRUE(t->MayStillWrite());
-  const auto start = std::chrono::steady_clock::now();
-  const std::string text = MessageOf([&] { t->Finish(); });
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_GE(took, 0.2);
-  EXPECT_LT(took, 5.0);
+  const std::string text = test::MessageAfterTheTimeout([&] { t->Finish(); });
   ExpectContains(text, "rank 1: exchange 1 (send to rank 2, receive from rank 0) did not "
                        "complete within 0.2 s");
   EXPECT_EQ(fake::State().Count("CommAbort"), 1);

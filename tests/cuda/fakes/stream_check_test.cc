@@ -12,26 +12,7 @@
 namespace cerar {
 namespace {
 
-// One rank in device memory on a given stream; counts the collective checks it is asked for.
-class StreamTransport final : public Transport {
- public:
-  explicit StreamTransport(const void* stream, int size) : stream_(stream), size_(size) {}
-  int rank() const override { return 0; }
-  int size() const override { return size_; }
-  MemorySpace memory_space() const override { return MemorySpace::kDevice; }
-  const void* device_stream() const override { return stream_; }
-  Handle StartExchange(const void*, void*, std::size_t) override { return ++issued_; }
-  void Wait(Handle) override {}
-  void CheckAgreement(const std::string&, std::uint64_t) override { ++checks; }
-  std::uint64_t bytes_sent() const override { return 0; }
-  void ResetCounters() override {}
-  int checks = 0;
-
- private:
-  const void* stream_;
-  int size_;
-  Handle issued_ = 0;
-};
+using StreamTransport = test::DeviceTransport;
 
 const void* const kStreamA = reinterpret_cast<const void*>(0xa000);
 const void* const kStreamB = reinterpret_cast<const void*>(0xb000);

@@ -132,6 +132,13 @@ class ComputeBackend {
   // Blocks until all work issued so far is complete (no-op on the CPU).
   virtual void Synchronize() {}
 
+  // Called by each coded engine at construction, after SetMatrices and SetAccumulation, with its
+  // dtype and the longest `len` it will pass to Step or StepWithFeedback: a back end that needs
+  // working memory for those calls allocates it now, so that no run allocates (a first run paid
+  // for it inside its timing, and an out-of-memory failed it mid-protocol, after its peers had
+  // started). The CUDA back end stages float64-state steps' y there; the default needs nothing.
+  virtual void Prepare(DType /*dtype*/, std::size_t /*max_step_len*/) {}
+
   // Which coded engine's matrices the back end holds: each CodedAllReduce stamps its own id when
   // it loads them and checks it at every Run, so a back end shared by two coded engines fails by
   // name instead of running one with the other's design. (The accumulation is set again by each

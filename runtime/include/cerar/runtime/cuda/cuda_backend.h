@@ -1,8 +1,9 @@
 #pragma once
 // CUDA compute back end (PROTOCOL.md §2-§3 on the GPU): Encode and Decode are one cuBLAS GEMM
 // each, Step is one fused elementwise kernel. Everything is enqueued on the caller's stream; the
-// host synchronises in SetMatrices, Free, Synchronize and the destructor, and once inside a run
-// where a float64-state step first stages y in scratch memory (allocated then, and regrown).
+// host synchronises in SetMatrices, Free, Synchronize, Prepare and the destructor. A
+// float64-state step stages y in scratch memory that the engine's Prepare allocates before any
+// run (a direct Step caller's first or longer such step allocates it, and synchronises).
 //
 // dtypes: float32 and float64 (native), bfloat16 and float16 buffers with float32 accumulation
 // (the encoder and decoder are then held in the buffer's type, as cublasGemmEx requires equal

@@ -23,7 +23,9 @@
 namespace cerar {
 
 struct NcclTransportOptions {
-  double timeout_s = 60;  // longest wait for an exchange or a check (as MpiTransportOptions)
+  // Longest wait for an exchange or a check (as MpiTransportOptions), and for the communicator's
+  // initialisation in CreateNcclTransportFromMpi.
+  double timeout_s = 60;
 };
 
 // Borrows a communicator the caller owns: the transport never destroys it, but a failure aborts
