@@ -205,9 +205,12 @@ void ExpectEncoderRowsReadyBeforeUse(int N, int c, int B) {
     const WorkspaceLayout ws = MakeWorkspaceLayout(N, c);
     for (int t = std::max(done_at[row], 0); t <= row; ++t) {
       const RoundActions at = RoundSchedule(N, c, t);
-      if (at.send)
+      if (at.send) {
         EXPECT_NE(ws.recv_row(t), ws.enc_row(row)) << "y(" << t << "), e(" << row << ")";
-      if (at.obs >= 0) EXPECT_NE(ws.obs_row(at.obs), ws.enc_row(row)) << "step " << t;
+      }
+      if (at.obs >= 0) {
+        EXPECT_NE(ws.obs_row(at.obs), ws.enc_row(row)) << "step " << t;
+      }
     }
   }
   EXPECT_THROW(EncodeRowsAfterSend(N, c, L + 1, B), InvalidArgument);
