@@ -32,11 +32,10 @@ if [[ $mode == installed ]]; then
   # OMPI_SKIP_MPICXX reached the consumer: it references no MPI C++ binding.
   ! nm -u "$work/consumer/mpi_allreduce" | grep -q '_ZN3MPI' \
     || fail "mpi_allreduce references MPI's C++ bindings: $(nm -u "$work/consumer/mpi_allreduce" | grep -m1 _ZN3MPI)"
-  # The installed Python package, where the build has one (CERAR_PYTHON_DIR is in the cache only
-  # then): in a folder that its interpreter searches for this build's prefix (CMAKE_INSTALL_PREFIX;
+  # The installed Python package, where the build has one (CERAR_PYTHON_PACKAGE): in a folder that its interpreter searches for this build's prefix (CMAKE_INSTALL_PREFIX;
   # installed here under another), and importable from there with the installed catalogue (not
   # the source tree's).
-  if grep -q '^CERAR_PYTHON_DIR:INTERNAL=' "$build/CMakeCache.txt"; then
+  if grep -q '^CERAR_PYTHON_PACKAGE:INTERNAL=ON$' "$build/CMakeCache.txt"; then
     python=$(sed -n 's/^CERAR_PYTHON_INTERPRETER:INTERNAL=//p' "$build/CMakeCache.txt")
     target=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
     init=$(find "$prefix" -path '*/cerar/__init__.py' | head -1)
