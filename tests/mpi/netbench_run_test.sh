@@ -5,14 +5,10 @@
 # MPI run is made); needs root only for netbench's state folder (exit 77: skipped).
 #   netbench_run_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 src=$1
 netbench=$src/scripts/netbench
 [[ $(id -u) -eq 0 ]] || { echo "netbench run: needs root, skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 bin=$work/bin
 mkdir -p "$bin"
@@ -51,5 +47,4 @@ FAKE_TAG=300 nb >"$work/log3" 2>&1
 awk -F, 'NR > 1 && $5 != 300 { bad = 1 } END { exit bad }' "$out/netbench.csv" && ok "a finished run replaces the results" \
   || bad "finished run: $(tail -3 "$work/log3")"
 [[ -f $out/notes.txt ]] && ok "a finished run keeps other files" || bad "notes.txt removed"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

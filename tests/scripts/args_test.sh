@@ -4,12 +4,8 @@
 # is installed, built or run for minutes. Fakes stand in for apt-get, dpkg-query, sudo and the CLI.
 #   args_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 src=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 bin=$work/bin
 mkdir -p "$bin"
@@ -82,5 +78,4 @@ out=$("${R[@]}" -N 4 -c 3 --cerar "$work/cerar" 2>&1) || rc=$?
 [[ $rc -eq 2 && $(tail -1 <<<"$out") == *"cerar design failed (exit 2): cerar: -c 3 must be at least N = 4" ]] \
   && ok "optimizer-rescaling: the CLI refuses: $(tail -1 <<<"$out")" || bad "optimizer-rescaling: the CLI refuses: exit $rc: $out"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -6,12 +6,8 @@
 # gives the notebooks the CLI of CERAR_BUILD_DIR's build.
 #   build_dir_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 src=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 # Fakes: every package "installed" (scripts/setup is then a no-op); cmake logs its arguments.
 bin=$work/bin
@@ -91,5 +87,4 @@ CERAR_BUILD_DIR=$work/elsewhere bash "$work/ci/.ci/run" >/dev/null 2>&1
 [[ $(cat "$work/cli" 2>/dev/null) == "$(cd "$work/ci" && pwd)/build/apps/cerar/cerar" ]] \
   && ok ".ci/run: default build/" || bad ".ci/run default: notebooks got CERAR_CLI=$(cat "$work/cli" 2>&1)"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -6,12 +6,8 @@
 # grid (made by hand) is left alone.
 #   catalogue_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 src=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 tree=$work/tree
 mkdir -p "$tree/matrices"
@@ -71,5 +67,4 @@ CERAR_USEFUL_ERROR=1e-300 CERAR_CLI=$work/cerar bash "$tree/scripts/make-catalog
 [[ ! -e $m/eps_N4_c8.json && ! -e $m/eps_N16_c48.json ]] && ok "make-catalogue: dropped grid designs removed" \
   || bad "make-catalogue: dropped grid designs kept"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -5,12 +5,8 @@
 # what to do; a failed build or test exits 1 naming the step - never "FAILED at line N".
 #   gpu_check_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 script=$1/scripts/gpu-check
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 # Fake tools: nvidia-smi with $FAKE_GPUS GPUs, nvcc, and cmake whose build prints no "error".
 bin=$work/bin
@@ -113,5 +109,4 @@ one "an argument" "gpu-check: cannot run: no arguments expected, got 'x'" \
 one "unwritable OUT" "gpu-check: cannot run: cannot create the output folder /proc/gpu-check-test" \
   env OUT=/proc/gpu-check-test CERAR_GPU_BUILD="$work/bout" bash "$script"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -4,13 +4,9 @@
 # provenance line as root in a repository owned by another user (git's safe.directory).
 #   netbench_args_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 src=$1
 netbench=$src/scripts/netbench
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 state() { ls /run/cerar-netbench 2>/dev/null; ls /run/netns 2>/dev/null; }
 before=$(state)
@@ -58,5 +54,4 @@ else
   echo "skip provenance: needs root and git"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
