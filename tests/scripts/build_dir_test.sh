@@ -20,9 +20,10 @@ SH
 printf '#!/bin/sh\nexit 0\n' >"$bin/ctest"
 chmod +x "$bin"/*
 
-# configures NAME WANT DIR COMMAND...: COMMAND with the fakes runs cmake -S (WANT yes) or not (no).
+# configures NAME WANT DIR COMMAND...: COMMAND (on build folder DIR) with the fakes runs cmake -S
+# (WANT yes) or not (no).
 configures() {
-  local name=$1 want=$2 dir=$3 got=no
+  local name=$1 want=$2 got=no  # DIR: for the reader
   shift 3
   rm -f "$work/cmake.log"
   PATH="$bin:$PATH" "$@" >"$work/out" 2>&1
