@@ -12,11 +12,20 @@ fi
 # More ranks than cores is normal here (8 ranks on 2 cores): let OpenMPI oversubscribe.
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-cerar_build() {  # cerar_build [target...]
+# Whether DIR holds a generated build system. Not CMakeCache.txt: CMake writes that also when
+# configure fails or is interrupted, and a build folder left so must be configured again.
+cerar_configured() { [[ -f $1/Makefile || -f $1/build.ninja ]]; }
+
+cerar_configure() {  # installs what is missing, configures the build folder unless it is
   "$CERAR_ROOT/scripts/setup"
-  if [[ ! -f "$CERAR_BUILD/CMakeCache.txt" ]]; then
-    cmake -S "$CERAR_ROOT" -B "$CERAR_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  if ! cerar_configured "$CERAR_BUILD"; then
+    cmake -S "$CERAR_ROOT" -B "$CERAR_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null ||
+      { echo "scripts: configuring $CERAR_BUILD failed (messages above); fix that and run again" >&2; exit 1; }
   fi
+}
+
+cerar_build() {  # cerar_build [target...]
+  cerar_configure
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build "$CERAR_BUILD" -j"$JOBS" "${targets[@]}"

@@ -36,15 +36,19 @@ def load(path):
         raise Bad(f"{path}: {e.strerror}")
     if not rows:
         raise Bad(f"{path}: no rows (an empty or header-only CSV)")
-    for r in rows:
+    for line, r in enumerate(rows, start=2):
         for k, v in r.items():
             if k in ("algorithm", "design", "accumulation"):
                 continue
-            r[k] = float(v) if v not in ("", None) else None
+            try:
+                r[k] = float(v) if v not in ("", None) else None
+            except (TypeError, ValueError):
+                raise Bad(f"{path}:{line}: {k} = {v!r} is not a number")
         r.setdefault("accumulation", "buffer")  # CSVs from before cerar-bench --accumulation
-        r["N"] = int(r["N"])
-        r["c"] = int(r["c"])
-        r["size_bytes"] = int(r["size_bytes"])
+        for k in ("N", "c", "size_bytes"):
+            if r.get(k) is None or r[k] != int(r[k]):
+                raise Bad(f"{path}:{line}: {k} = {r.get(k)!r}: expected a whole number")
+            r[k] = int(r[k])
     return rows
 
 

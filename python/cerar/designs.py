@@ -111,9 +111,11 @@ def _catalogue_dirs():
     if os.environ.get("CERAR_MATRICES"):
         dirs.append(os.environ["CERAR_MATRICES"])
     here = os.path.dirname(os.path.abspath(__file__))
-    # <prefix>/lib/python3/dist-packages/cerar -> <prefix>/share/cerar/matrices
-    dirs.append(os.path.normpath(os.path.join(here, "..", "..", "..", "..", "share", "cerar",
-                                              "matrices")))
+    try:  # installed: <prefix>/share/cerar/matrices, relative to this folder, written at install
+        from ._install_paths import MATRICES as installed
+        dirs.append(os.path.normpath(os.path.join(here, installed)))
+    except ImportError:
+        pass
     try:
         from ._build_paths import MATRICES  # written into the build tree only
         dirs.append(MATRICES)

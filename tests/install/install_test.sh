@@ -32,16 +32,25 @@ if [[ $mode == installed ]]; then
   # OMPI_SKIP_MPICXX reached the consumer: it references no MPI C++ binding.
   ! nm -u "$work/consumer/mpi_allreduce" | grep -q '_ZN3MPI' \
     || fail "mpi_allreduce references MPI's C++ bindings: $(nm -u "$work/consumer/mpi_allreduce" | grep -m1 _ZN3MPI)"
-  # The installed Python package, found where `cmake --install` put it, with the installed
-  # catalogue (not the source tree's).
-  site=$(find "$prefix" -type d -name dist-packages | head -1)
-  if [[ -n $site ]]; then
-    PYTHONPATH=$site CERAR_MATRICES= /usr/bin/python3 -c '
+  # The installed Python package, where the build has one (CERAR_PYTHON_PACKAGE): in a folder that its interpreter searches for this build's prefix (CMAKE_INSTALL_PREFIX;
+  # installed here under another), and importable from there with the installed catalogue (not
+  # the source tree's).
+  if grep -q '^CERAR_PYTHON_PACKAGE:INTERNAL=ON$' "$build/CMakeCache.txt"; then
+    python=$(sed -n 's/^CERAR_PYTHON_INTERPRETER:INTERNAL=//p' "$build/CMakeCache.txt")
+    target=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+    init=$(find "$prefix" -path '*/cerar/__init__.py' | head -1)
+    [[ -n $init ]] || fail "the build has the Python package, but it was not installed"
+    pkg=$(dirname "$(dirname "$init")")
+    site=$target${pkg#"$prefix"}
+    "$python" -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$site" ||
+      fail "Python package installed to $site, not on $python's sys.path"
+    echo "python: installs to $site, on $python's sys.path"
+    PYTHONPATH=$pkg CERAR_MATRICES= "$python" -c '
 import cerar, os, sys
 d = cerar.pick_design(4, 8)
 assert d.path.startswith(sys.argv[1]), d.path
 print("python: cerar from", os.path.dirname(cerar.__file__), "picked", os.path.basename(d.path))
-' "$prefix"
+' "$prefix" || fail "the installed Python package does not import or find the installed catalogue"
   fi
   # Installed binaries and libraries carry no path into the build tree.
   if grep -rl --binary-files=binary "$build" "$prefix/lib" "$prefix/bin" 2>/dev/null \

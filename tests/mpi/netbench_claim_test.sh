@@ -3,12 +3,15 @@
 # is not its own - there before `up`, or made by someone else after any look and just before
 # netbench's own create - makes `up` stop with "... already exists and is not this instance's;
 # left alone" (exit 2), remove what it did create, and leave that object as it is; a SIGTERM that
-# arrives while such a create runs ends it with 130, still without touching that object. Needs
-# root and iproute2 (exit 77: skipped). Leaves `ip netns list` and the links as it found them.
+# arrives while such a create runs ends it with 130, still without touching that object. And
+# netbench's deadline: `quick` whose ranks never end stops at CERAR_NETBENCH_DEADLINE (exit 124)
+# and removes everything it made, processes included; `down` stops processes still running in
+# the instance's namespaces. Needs what netbench needs (netbench_able.sh; exit 77: skipped).
+# Leaves `ip netns list` and the links as it found them.
 #   netbench_claim_test.sh SOURCE
 set -uo pipefail
 netbench=$1/scripts/netbench
-[[ $(id -u) -eq 0 ]] && command -v ip >/dev/null || { echo "netbench claim: needs root and iproute2, skipped"; exit 77; }
+bash "$(dirname "$0")/netbench_able.sh" || exit $?  # 77: netbench cannot run here, skipped
 real_ip=$(command -v ip)
 id=
 work=$(mktemp -d)
@@ -115,6 +118,41 @@ case_ "bridge made just before netbench's own" "link:cnb${id}br" "link add cnb${
 case_ "veth made just before netbench's own" "link:cnb${id}r1" "link add cnb${id}r1 type veth peer name cnb${id}p1"
 case_ "SIGTERM while creating a namespace made meanwhile" "netns:cerar-nb$id-r1" "netns add cerar-nb$id-r1" term
 case_ "SIGTERM while creating its own namespace" "none:" "netns add cerar-nb$id-r1" term
+
+# The deadline: quick with a "cerar-bench" that never ends.
+marker=$((86000 + $$ % 400))  # sleep MARKER: the ranks, found by their command line
+printf '#!/bin/sh\nexec sleep %s\n' "$marker" >"$work/never"
+chmod +x "$work/never"
+quick_before=$(ls -d /tmp/cerar-netbench-quick.* 2>/dev/null)
+state_before=$(ls /run/cerar-netbench 2>/dev/null)
+rc=0
+CERAR_BENCH=$work/never CERAR_NETBENCH_DEADLINE=8 timeout -s INT 60 "$netbench" quick >"$work/out" 2>&1 || rc=$?
+[[ $rc -eq 124 ]] && ok "quick past its deadline: exit 124: $(grep deadline "$work/out")" \
+  || { bad "quick past its deadline: exit $rc (expected 124)"; sed 's/^/     | /' "$work/out"; }
+sleep 0.5
+[[ -z $(pgrep -fx "sleep $marker") ]] && ok "quick past its deadline: no rank left" \
+  || bad "quick past its deadline: ranks left: $(pgrep -fx "sleep $marker" | tr '\n' ' ')"
+[[ $(ls /run/cerar-netbench 2>/dev/null) == "$state_before" ]] && ok "quick past its deadline: state folder removed" \
+  || bad "quick past its deadline: /run/cerar-netbench now: $(ls /run/cerar-netbench)"
+[[ $(ls -d /tmp/cerar-netbench-quick.* 2>/dev/null) == "$quick_before" ]] && ok "quick past its deadline: temp folder removed" \
+  || bad "quick past its deadline: temp folder left"
+[[ $(snapshot) == "$before" ]] && ok "quick past its deadline: no namespace or link left" \
+  || bad "quick past its deadline: left: $(comm -13 <(echo "$before") <(snapshot) | tr '\n' ' ')"
+
+# down with a process still running in one of the namespaces (mpirun killed, its ranks left).
+if "$netbench" up --id "$id" --ranks 2 --rate 100 >"$work/out" 2>&1; then
+  "$real_ip" netns exec "cerar-nb$id-r1" sleep "$marker" </dev/null >/dev/null 2>&1 &
+  orphan=$!
+  sleep 0.3
+  "$netbench" down --id "$id" >"$work/out" 2>&1 || bad "down: exit $?: $(cat "$work/out")"
+  sleep 0.2
+  state=$(ps -o stat= -p "$orphan" 2>/dev/null)
+  [[ -z $state || $state == Z* ]] && ok "down stopped the process left in a namespace" \
+    || { bad "down left pid $orphan running ($state)"; kill "$orphan"; }
+  wait "$orphan" 2>/dev/null
+else
+  bad "up for the down case: $(cat "$work/out")"
+fi
 
 after=$(snapshot)
 [[ $after == "$before" ]] && ok "namespaces and links as before" \

@@ -5,12 +5,8 @@
 # what to do; a failed build or test exits 1 naming the step - never "FAILED at line N".
 #   gpu_check_test.sh SOURCE
 set -uo pipefail
+source "$(dirname "$0")/../cli/harness.sh"
 script=$1/scripts/gpu-check
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 # Fake tools: nvidia-smi with $FAKE_GPUS GPUs, nvcc, and cmake whose build prints no "error".
 bin=$work/bin
@@ -28,6 +24,9 @@ case "$*" in
   *) echo "-- CERAR: MPI OFF, CUDA ON" ;;
 esac
 SH
+# A slow tee (as on a loaded machine): gpu-check must still have written its last line when it
+# exits, to stdout and to its log.
+printf '#!/bin/sh\nsleep 0.3\nexec %s "$@"\n' "$(command -v tee)" >"$bin/tee"
 chmod +x "$bin"/*
 # A build folder whose test binary crashes without printing a gtest "Failure", and one whose
 # binaries pass as on a machine without a GPU (tests skip, the benchmark finds no device: 3).
@@ -51,18 +50,29 @@ check() {
     CERAR_GPU_JOBS=1 "$@" bash "$script" >"$out" 2>&1 </dev/null || rc=$?
   local last
   last=$(grep -v '^[[:space:]]*$' "$out" | tail -1)
-  if [[ $rc -eq $want ]] && [[ $last =~ $regex ]] && ! grep -q "FAILED at line" "$out"; then
+  local logged=
+  [[ ! -f $work/o$n/gpu-check.log ]] || logged=$(grep -v '^[[:space:]]*$' "$work/o$n/gpu-check.log" | tail -1)
+  if [[ $rc -eq $want ]] && [[ $last =~ $regex ]] && ! grep -q "FAILED at line" "$out" &&
+     [[ $logged == "$last" ]]; then
     ok "$name: exit $rc: $last"
   else
-    bad "$name: exit $rc (expected $want), last line '$last' (expected /$regex/)"
+    bad "$name: exit $rc (expected $want), last line '$last' (expected /$regex/), log's '$logged'"
     sed 's/^/     | /' "$out" | tail -15
   fi
 }
 
 check "no GPU" 2 '^gpu-check: cannot run: no GPU on this machine \(nvidia-smi lists none\).*CERAR_GPU_CHECK_DRY=1' \
   FAKE_GPUS=0
+# No nvidia-smi: the system's folders, but through links to every program in them except
+# nvidia-smi (a GPU host has /usr/bin/nvidia-smi), and the slow tee.
+sys=$work/sys
+mkdir -p "$sys"
+ln -s /usr/bin/* "$sys/" 2>/dev/null
+[[ /bin -ef /usr/bin ]] || ln -s /bin/* "$sys/" 2>/dev/null  # names in both: /usr/bin's
+rm -f "$sys/nvidia-smi"
+ln -sf "$bin/tee" "$sys/tee"
 check "no GPU, no nvidia-smi" 2 '^gpu-check: cannot run: no GPU on this machine \(nvidia-smi not found\)' \
-  PATH="$work/nonexistent:/usr/bin:/bin" CUDACXX="$bin/nvcc"
+  PATH="$sys" CUDACXX="$bin/nvcc"
 check "prebuilt, not built (dry run)" 2 '^gpu-check: cannot run: .*/tests/cuda/cerar_cuda_tests is not built: build it with .*cmake --build .*--target cerar_cuda_tests cerar_cuda_bench' \
   FAKE_GPUS=0 CERAR_GPU_CHECK_DRY=1 CERAR_GPU_PREBUILT=1
 check "prebuilt, not built (GPU present)" 2 '^gpu-check: cannot run: .*cerar_cuda_tests is not built: build it with' \
@@ -99,5 +109,4 @@ one "an argument" "gpu-check: cannot run: no arguments expected, got 'x'" \
 one "unwritable OUT" "gpu-check: cannot run: cannot create the output folder /proc/gpu-check-test" \
   env OUT=/proc/gpu-check-test CERAR_GPU_BUILD="$work/bout" bash "$script"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
