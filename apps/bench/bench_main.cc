@@ -40,6 +40,7 @@
 #include "collectives.h"
 #include "cli_checks.h"
 #include "inputs.h"
+#include "memory.h"
 #include "net_counters.h"
 #include "options.h"
 #include "sizes.h"
@@ -457,6 +458,24 @@ int Main(int argc, char** argv) {
                             std::to_string(designs.back().N()) + " ranks but mpiexec started " +
                             std::to_string(coll.size()));
   }
+  // Memory for the largest size, before any run (memory.h: the OOM killer would end one rank
+  // mid-run instead). Each node's first rank says so; every rank stops.
+  if (!plan.sizes.empty()) {
+    std::vector<std::string> names;
+    std::vector<int> cs;
+    for (std::size_t d = 0; d < designs.size(); ++d)
+      names.push_back(Stem(o.designs[d])), cs.push_back(designs[d].c());
+    const std::size_t largest = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+    const Collectives::Node node = coll.ThisNode();
+    const std::string refusal =
+        MemoryRefusal(RankMemoryNeed(plan, cs, names, coll.size(), largest), largest,
+                      node.ranks, AvailableMemoryBytes());
+    if (coll.Max(refusal.empty() ? 0 : 1, "the memory check") > 0) {
+      if (!refusal.empty() && node.rank == 0)
+        std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, refusal.c_str());
+      return 2;
+    }
+  }
   if (!o.netdev.empty()) ReadNetCounters(o.netdev);  // fail before any run
   MpiTransportOptions mo;
   mo.timeout_s = o.timeout;
@@ -481,12 +500,12 @@ int Main(int argc, char** argv) {
                 "x ring", "bytes/rank", "link", "cpu_s", "rel_error");
   }
   std::vector<Row> rows;
-  for (std::size_t size : plan.sizes) {
+  for (std::size_t size_bytes : plan.sizes) {
     std::vector<Row> r;
     if (opt.dtype == DType::kFloat32)
-      r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+      r = Bench<float>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size_bytes);
     else
-      r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size);
+      r = Bench<double>(o, plan, designs, *tr, coll, mpi_ring.comm).Size(size_bytes);
     if (rank == 0) {
       PrintRows(r);
       std::fflush(stdout);

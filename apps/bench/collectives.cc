@@ -89,6 +89,16 @@ void Collectives::Barrier(const std::string& what) {
   Poll(r, what);
 }
 
+Collectives::Node Collectives::ThisNode() {
+  MPI_Comm node = MPI_COMM_NULL;
+  CERAR_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  Node n;
+  CERAR_MPI_CHECK(MPI_Comm_size(node, &n.ranks));
+  CERAR_MPI_CHECK(MPI_Comm_rank(node, &n.rank));
+  CERAR_MPI_CHECK(MPI_Comm_free(&node));
+  return n;
+}
+
 double Collectives::Max(double v, const std::string& what) { return Reduce(v, MPI_MAX, what); }
 
 double Collectives::Sum(double v, const std::string& what) { return Reduce(v, MPI_SUM, what); }

@@ -38,6 +38,16 @@ if [[ $rc -eq 0 ]] && grep -q "^cerar:eps_N2_c4 *1000B" "$work/out"; then
 else
   bad "healthy run: rc $rc, output: $(head -c 600 "$work/out")"
 fi
+# A size the node cannot hold is refused before any run (the OOM killer would end one rank
+# mid-run): one line from the node's first rank, exit 2, no table. (1 PiB: no node holds it.)
+run 2 --design "$design" --sizes 4KiB,1048576GiB --algorithms cerar,ring
+if [[ $rc -eq 2 ]] && ! grep -q "^algorithm" "$work/out" &&
+   [[ $(grep -c "above its MemAvailable" "$work/out") -eq 1 ]] &&
+   grep -q "\[rank 0\] --sizes up to 1048576GiB need about 2621440.0 GiB per rank (its buffer and cerar:eps_N2_c4's workspace), 2 ranks on this node: 5242880.0 GiB" "$work/out"; then
+  ok "a size the node cannot hold is refused before any run"
+else
+  bad "memory check: rc $rc, output: $(head -c 600 "$work/out")"
+fi
 # refused MESSAGE ARGS...: the bench (one rank: the argument checks come before the design's N
 # is compared) must stop with exit 2 and MESSAGE in one line before the table header.
 refused() {
