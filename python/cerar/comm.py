@@ -113,7 +113,15 @@ class Communicator:
         `value` (an int, 0 <= value < 2**64); `what` names it in the message."""
         value = whole("check_agreement value", value, _cerar.InvalidArgument, UINT64)
         self._refuse_after_finalize("check_agreement")
-        self._native.check_agreement(str(what), value)
+        try:
+            self._native.check_agreement(str(what), value)
+        except BaseException:
+            # As in allreduce: a failed (or interrupted) check leaves its all-gather posted, so
+            # MPI must not be finalised at exit.
+            if self._native.failure:
+                global _failed
+                _failed = True
+            raise
 
     def _refuse_after_finalize(self, what):
         if self.kind == "mpi" and _cerar._mpi_status()["finalized"]:

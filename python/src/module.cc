@@ -54,11 +54,13 @@ py::dict FiguresDict(const Figures& f) {
   return d;
 }
 
-// The MPI transport's interrupt check: runs the interpreter's pending signal handlers (on the
-// main thread; elsewhere PyErr_CheckSignals does nothing), so that Ctrl-C's KeyboardInterrupt
-// ends a wait that would otherwise only end at its timeout. The transport then fails and nests
-// this exception in its TransportError; BindExceptions raises it again.
-void CheckPythonSignals() {
+// The MPI transport's interrupt check: runs the interpreter's pending signal handlers, so that
+// Ctrl-C's KeyboardInterrupt ends a wait that would otherwise only end at its timeout. The
+// transport then fails and nests this exception in its TransportError; BindExceptions raises it
+// again. Only Python's main thread runs handlers (elsewhere PyErr_CheckSignals does nothing), so
+// other threads do not take the GIL here: a wait there could block on it past its timeout.
+void CheckPythonSignals(unsigned long main_thread) {
+  if (PyThread_get_thread_ident() != main_thread) return;
   py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() != 0) throw PythonException(py::error_already_set());
 }
@@ -251,9 +253,13 @@ void BindCommunicator(py::module_& m) {
   m.def(
       "_mpi_communicator",
       [](double timeout_s, std::size_t segment_bytes, bool check_every_call) {
+        const auto main_thread = py::module_::import("threading")
+                                     .attr("main_thread")()
+                                     .attr("ident")
+                                     .cast<unsigned long>();
         return std::make_unique<Communicator>(
-            CreateWorldMpiTransport(timeout_s, &CheckPythonSignals), segment_bytes,
-            check_every_call);
+            CreateWorldMpiTransport(timeout_s, [main_thread] { CheckPythonSignals(main_thread); }),
+            segment_bytes, check_every_call);
       },
       py::arg("timeout_s"), py::arg("segment_bytes"), py::arg("check_every_call") = false);
   m.def("_mpi_init", [] {

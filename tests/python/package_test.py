@@ -286,6 +286,27 @@ def window_formula(design, data, j):
 
 
 class CommunicatorTest(unittest.TestCase):
+    def test_a_failed_agreement_check_keeps_mpi_from_finalising(self):
+        # A failed (or interrupted) check leaves its all-gather posted: MPI_Finalize at exit
+        # could then wait for the peers, so it must be skipped, as after a failed all-reduce.
+        import cerar.comm as comm_module
+
+        class FailingNative:
+            kind, failure = "fake", ""
+
+            def check_agreement(self, what, value):
+                self.failure = "rank 0: interrupted while waiting for the check of " + what
+                raise KeyboardInterrupt
+
+        before = comm_module._failed
+        comm_module._failed = False
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                Communicator(FailingNative(), "fake").check_agreement("x", 1)
+            self.assertTrue(comm_module._failed)
+        finally:
+            comm_module._failed = before
+
     def test_coded_and_ring_allreduce_on_threads(self):
         n, count = 4, 1001
         design = cerar.load_design(os.path.join(MATRICES, "eps_N4_c8.json"))
