@@ -147,6 +147,11 @@ CodedAllReduce::CodedAllReduce(const Design& design, Transport& transport, Compu
   const std::size_t align_bytes =
       backend.memory_space() == MemorySpace::kDevice ? kDeviceAlignBytes : 1;
   const std::size_t align_cols = std::max<std::size_t>(1, align_bytes / es);
+  // Segments are cut by it, and every rank must cut the same ones (a host and a device rank on
+  // one transport would send messages of different sizes).
+  transport.CheckAgreement("segment alignment in columns (device back ends 16 bytes, host 1 "
+                           "element)",
+                           align_cols);
   const std::size_t cols =
       SegmentColumns(m_, es, options.segment_bytes, options.send_slots, align_cols);
   backend.SetMatrices(design.encoder(transport.rank()), design.decoder(transport.rank()));

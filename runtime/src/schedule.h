@@ -133,7 +133,8 @@ WorkspaceLayout MakeWorkspaceLayout(int N, int c);
 // row_elem_bytes and elem_bytes divide) pads each row and each send slot to a multiple of it, so
 // that with segments starting on multiples of align_bytes / elem_bytes columns (PlanSegments'
 // align_cols) every pointer of a step is aligned to it: the CUDA step kernel moves 16-byte
-// vectors only when all of them are.
+// vectors only when all of them are. (Not a float64-state row's y, which ends its span: where a
+// segment's width is not a multiple of the vector, as often the last of a region, it is not.)
 WorkspaceLayout MakeWorkspaceLayout(int N, int c, std::size_t m, std::size_t elem_bytes,
                                     const std::vector<Segment>& segments, int max_slots,
                                     bool feedback = false, std::size_t row_elem_bytes = 0,

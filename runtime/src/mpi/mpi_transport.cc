@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <cstdio>
 #include <deque>
 #include <exception>
@@ -168,6 +169,8 @@ class MpiTransport final : public Transport {
       options_.interrupt_check();
     } catch (const std::exception& e) {
       Interrupted(waiting_for(), e.what());
+    } catch (abi::__forced_unwind&) {
+      throw;  // a thread ended by pthread_exit (Python finalising) must keep unwinding
     } catch (...) {
       Interrupted(waiting_for(), "an exception that is not a std::exception");
     }

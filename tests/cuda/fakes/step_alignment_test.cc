@@ -125,6 +125,24 @@ void ExpectSameBits(DType dtype, Accumulation accumulation) {
   }
 }
 
+// A device rank and a host rank would cut different segments: every rank refuses, naming it.
+TEST(CudaStepAlignment, RanksWithDifferentAlignmentsRefuseToRun) {
+  const Design d = test::RandomDesign(2, 3, 5);
+  const auto errors = RunInProcess(d.N(), [&](Transport& in) {
+    DeviceClaim claim(in);
+    test::WrappedCpuBackend be;
+    const bool device = in.rank() == 0;
+    if (device) be.space = MemorySpace::kDevice;
+    Transport& tr = device ? static_cast<Transport&>(claim) : in;
+    CodedAllReduce(d, tr, be, 1001, AllReduceOptions{});
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_NE(ExceptionMessage(e).find("segment alignment in columns"), std::string::npos)
+        << ExceptionMessage(e);
+  }
+}
+
 TEST(CudaStepAlignment, ThePaddedLayoutComputesTheSameBitsOnTheCpu) {
   ExpectSameBits<float>(DType::kFloat32, Accumulation::kBuffer);
   ExpectSameBits<double>(DType::kFloat64, Accumulation::kBuffer);
