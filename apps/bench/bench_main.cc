@@ -466,10 +466,12 @@ int Main(int argc, char** argv) {
     for (std::size_t d = 0; d < designs.size(); ++d)
       names.push_back(Stem(o.designs[d])), cs.push_back(designs[d].c());
     const std::size_t largest = *std::max_element(plan.sizes.begin(), plan.sizes.end());
-    const Collectives::Node node = coll.ThisNode();
+    // The node's least MemAvailable: every rank of a node decides the same, so the one that
+    // prints (the node's first) is never silent while another refuses.
+    const Collectives::Node node = coll.ThisNode(AvailableMemoryBytes());
     const std::string refusal =
         MemoryRefusal(RankMemoryNeed(plan, cs, names, coll.size(), largest), largest,
-                      node.ranks, AvailableMemoryBytes());
+                      node.ranks, node.min_value);
     if (coll.Max(refusal.empty() ? 0 : 1, "the memory check") > 0) {
       if (!refusal.empty() && node.rank == 0)
         std::fprintf(stderr, "cerar: [rank %d] %s\n", rank, refusal.c_str());

@@ -89,12 +89,13 @@ void Collectives::Barrier(const std::string& what) {
   Poll(r, what);
 }
 
-Collectives::Node Collectives::ThisNode() {
+Collectives::Node Collectives::ThisNode(double value) {
   MPI_Comm node = MPI_COMM_NULL;
   CERAR_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
   Node n;
   CERAR_MPI_CHECK(MPI_Comm_size(node, &n.ranks));
   CERAR_MPI_CHECK(MPI_Comm_rank(node, &n.rank));
+  CERAR_MPI_CHECK(MPI_Allreduce(&value, &n.min_value, 1, MPI_DOUBLE, MPI_MIN, node));
   CERAR_MPI_CHECK(MPI_Comm_free(&node));
   return n;
 }

@@ -42,12 +42,14 @@ class Collectives {
   // algorithm (4 = ring). Needs coll_tuned_use_dynamic_rules = 1 at launch (the variable is
   // read-only at run time): throws InvalidArgument saying so otherwise. Free with MPI_Comm_free.
   MPI_Comm ForcedAllreduceComm(int algorithm, const std::string& name);
-  // The ranks that share this rank's node (MPI_COMM_TYPE_SHARED) and this rank's place among
-  // them. Collective.
+  // The ranks that share this rank's node (MPI_COMM_TYPE_SHARED), this rank's place among them,
+  // and the least of their `value`s, so that they all decide on one figure (MemAvailable, read
+  // by each at a different moment). Collective.
   struct Node {
     int ranks = 1, rank = 0;
+    double min_value = 0;
   };
-  Node ThisNode();
+  Node ThisNode(double value);
 
  private:
   void Poll(MPI_Request& request, const std::string& what);
